@@ -1,0 +1,20 @@
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def run_cli(tmp_path):
+    """Run ``torchlint`` as a real subprocess in ``tmp_path``; returns CompletedProcess."""
+
+    def run(*args, cwd=None, input=None):
+        return subprocess.run(
+            [sys.executable, "-m", "torchlint", *map(str, args)],
+            cwd=cwd or tmp_path, capture_output=True, text=True, input=input,
+        )
+
+    return run

@@ -1,0 +1,168 @@
+"""The command line, through a real subprocess."""
+
+import json
+
+BAD = "import torch\nx = torch.randn(3).cuda()\n"
+FIXED = 'import torch\nx = torch.randn(3, device="cuda")\n'
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_clean_file_exits_zero(tmp_path, run_cli):
+    write(tmp_path, "ok.py", "import torch\nx = torch.randn(3, device='cuda')\n")
+    proc = run_cli(".")
+    assert proc.returncode == 0, proc.stderr
+    assert "All checks passed" in proc.stdout
+
+
+def test_findings_text_output_and_exit_one(tmp_path, run_cli):
+    write(tmp_path, "bad.py", BAD)
+    proc = run_cli("bad.py")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[0].startswith("bad.py:2:5: TL101 ")
+    assert "\x1b[" not in proc.stdout  # piped: no colour
+
+
+def test_exit_zero(tmp_path, run_cli):
+    write(tmp_path, "bad.py", BAD)
+    assert run_cli("--exit-zero", "bad.py").returncode == 0
+
+
+def test_json_output(tmp_path, run_cli):
+    write(tmp_path, "bad.py", BAD)
+    proc = run_cli("--format", "json", "bad.py")
+    [item] = json.loads(proc.stdout)
+    assert item["code"] == "TL101"
+    assert (item["path"], item["line"], item["column"]) == ("bad.py", 2, 5)
+    assert (item["end_line"], item["end_column"]) == (2, 19)
+    assert item["fix"]["applicability"] == "safe"
+    assert item["fix"]["edits"][0]["content"] == 'torch.randn(3, device="cuda")'
+
+
+def test_concise_and_statistics(tmp_path, run_cli):
+    write(tmp_path, "bad.py", BAD + "y = torch.zeros(2).to(device)\n")
+    proc = run_cli("--format", "concise", "--statistics", "bad.py")
+    lines = proc.stdout.splitlines()
+    assert lines[:2] == [
+        "bad.py:2:5: TL101 tensor created on the CPU and then moved to a device; pass `device=` to the factory",
+        "bad.py:3:5: TL101 tensor created on the CPU and then moved to a device; pass `device=` to the factory",
+    ]
+    assert lines[2].split() == ["2", "TL101", "[*]", "factory-without-device"]
+
+
+def test_fix_rewrites_and_reports_rest(tmp_path, run_cli):
+    path = write(tmp_path, "bad.py", BAD + "from torch.utils.data import DataLoader\nDataLoader(ds)\n")
+    proc = run_cli("--fix", "bad.py")
+    assert path.read_text() == FIXED + "from torch.utils.data import DataLoader\nDataLoader(ds)\n"
+    assert proc.returncode == 1  # TL501 has no fix and remains
+    assert "TL501" in proc.stdout and "TL101" not in proc.stdout
+    assert "Fixed 1 finding" in proc.stdout
+    again = run_cli("--fix", "bad.py")
+    assert "Fixed" not in again.stdout
+
+
+def test_fix_everything_exits_zero(tmp_path, run_cli):
+    path = write(tmp_path, "bad.py", BAD)
+    assert run_cli("--fix", "bad.py").returncode == 0
+    assert path.read_text() == FIXED
+
+
+def test_diff_writes_nothing(tmp_path, run_cli):
+    path = write(tmp_path, "bad.py", BAD)
+    proc = run_cli("--diff", "bad.py")
+    assert proc.returncode == 1
+    assert '+x = torch.randn(3, device="cuda")' in proc.stdout
+    assert path.read_text() == BAD
+
+
+def test_select_and_ignore(tmp_path, run_cli):
+    write(tmp_path, "bad.py", BAD + "from torch.utils.data import DataLoader\nDataLoader(ds)\n")
+    codes = lambda proc: {item["code"] for item in json.loads(proc.stdout)}
+    assert codes(run_cli("--format", "json", "--select", "TL5", "bad.py")) == {"TL501"}
+    assert codes(run_cli("--format", "json", "--ignore", "TL101", "bad.py")) == {"TL501"}
+    assert codes(run_cli("--format", "json", "--select", "TL1", "--extend-select", "TL501", "bad.py")) == {"TL101", "TL501"}
+
+
+def test_unknown_selector_is_usage_error(tmp_path, run_cli):
+    write(tmp_path, "bad.py", BAD)
+    proc = run_cli("--select", "TL999", "bad.py")
+    assert proc.returncode == 2
+    assert "TL999" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_noqa(tmp_path, run_cli):
+    write(tmp_path, "a.py", "import torch\n"
+          "a = torch.randn(3).cuda()  # noqa: TL101\n"
+          "b = torch.randn(3).cuda()  # noqa\n"
+          "c = torch.randn(3).cuda()  # noqa: TL501\n"
+          "d = torch.randn(3).cuda()  # NOQA:TL501,TL101 because reasons\n")
+    proc = run_cli("--format", "json", "a.py")
+    assert [item["line"] for item in json.loads(proc.stdout)] == [4]
+
+
+def test_noqa_on_multiline_statement(tmp_path, run_cli):
+    write(tmp_path, "a.py", "from torch.utils.data import DataLoader\n"
+          "loader = DataLoader(  # noqa: TL501\n    ds,\n    batch_size=4,\n)\n")
+    assert run_cli("a.py").returncode == 0
+
+
+def test_syntax_error_is_a_diagnostic_and_others_still_linted(tmp_path, run_cli):
+    write(tmp_path, "broken.py", "import torch\ndef f(:\n")
+    write(tmp_path, "plain_broken.py", "x = (\n")
+    write(tmp_path, "bad.py", BAD)
+    proc = run_cli("--format", "json", ".")
+    items = json.loads(proc.stdout)
+    assert {(i["path"], i["code"]) for i in items} == {
+        ("bad.py", "TL101"), ("broken.py", "TL001"), ("plain_broken.py", "TL001")}
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_path_and_undecodable_file(tmp_path, run_cli):
+    write(tmp_path, "bad.py", BAD)
+    (tmp_path / "latin.py").write_bytes(b"x = '\xff\xfe'\n")
+    proc = run_cli("bad.py", "nope.py", "latin.py")
+    assert proc.returncode == 2
+    errors = proc.stderr.splitlines()
+    assert any("nope.py" in e and "no such file" in e for e in errors)
+    assert any("latin.py" in e and "decode" in e for e in errors)
+    assert "bad.py:2:5: TL101" in proc.stdout
+
+
+def test_aliases_and_kwargs(tmp_path, run_cli):
+    write(tmp_path, "a.py", "import torch as T\nfrom torch import randperm\n"
+          "from torch.utils.data import DataLoader as DL\n"
+          "a = T.zeros(2).to('cuda')\nb = randperm(5).cuda()\n"
+          "c = DL(ds)\nd = DL(ds, **cfg)\ne = T.zeros(2, **kw).cuda()\n")
+    items = json.loads(run_cli("--format", "json", "a.py").stdout)
+    assert [(i["line"], i["code"]) for i in items] == [(4, "TL101"), (5, "TL101"), (6, "TL501")]
+
+
+def test_directory_discovery_skips_virtualenvs(tmp_path, run_cli):
+    write(tmp_path, "pkg/mod.py", BAD)
+    write(tmp_path, ".venv/lib/x.py", BAD)
+    write(tmp_path, "build/x.py", BAD)
+    write(tmp_path, "notes.txt", BAD)
+    items = json.loads(run_cli("--format", "json").stdout)
+    assert [i["path"] for i in items] == ["pkg/mod.py"]
+
+
+def test_rules_and_explain(run_cli):
+    rows = json.loads(run_cli("rules", "--format", "json").stdout)
+    assert {"code": "TL101", "name": "factory-without-device",
+            "summary": rows[0]["summary"], "fix": "safe"} == rows[0]
+    assert any(row["code"] == "TL501" and row["fix"] is None for row in rows)
+    text = run_cli("explain", "tl101").stdout
+    assert text.startswith("# TL101 factory-without-device")
+    assert "## Why is it slow" in text
+    assert run_cli("explain", "TL000").returncode == 2
+
+
+def test_version(run_cli):
+    proc = run_cli("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("torchlint ")

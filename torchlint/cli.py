@@ -1,0 +1,173 @@
+"""The command line: ``torchlint [PATH ...]``, ``torchlint rules``, ``torchlint explain CODE``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from typing import List, Optional, Sequence, TextIO
+
+from torchlint import __version__
+from torchlint.config import ConfigError, Settings, check_selectors, find_pyproject, load_settings
+from torchlint.diagnostics import Diagnostic
+from torchlint.discovery import discover
+from torchlint.docs import FIX_LABELS, render
+from torchlint.linter import SYNTAX_ERROR
+from torchlint.reporters import REPORTERS
+from torchlint.rules import ALL_RULES, RULES_BY_CODE
+from torchlint.runner import CHECK, DIFF, FIX, Options, run
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+KNOWN_CODES = [SYNTAX_ERROR, *RULES_BY_CODE]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # exit 2 with one line, like every usage error
+        raise ConfigError(message)
+
+
+def _codes(value: str) -> List[str]:
+    return [code.strip().upper() for code in value.split(",") if code.strip()]
+
+
+def check_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="torchlint",
+        description="Find and fix PyTorch performance anti-patterns. "
+        "Other commands: `torchlint rules`, `torchlint explain CODE`.",
+    )
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    parser.add_argument("--fix", action="store_true", help="apply safe fixes in place")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
+    parser.add_argument("--diff", action="store_true", help="show fixes as a diff; write nothing")
+    parser.add_argument("--select", type=_codes, help="rule codes or prefixes to enable (comma-separated)")
+    parser.add_argument("--extend-select", type=_codes, default=[], help="codes to enable on top of the selection")
+    parser.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to disable")
+    parser.add_argument("--format", choices=sorted(REPORTERS), default="text", dest="output_format")
+    parser.add_argument("--statistics", action="store_true", help="count findings per rule")
+    parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    parser.add_argument("--config", help="pyproject.toml to use (default: the nearest one)")
+    parser.add_argument("--version", action="version", version=f"torchlint {__version__}")
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "rules":
+            return _rules_command(argv[1:])
+        if argv and argv[0] == "explain":
+            return _explain_command(argv[1:])
+        return _check_command(argv)
+    except ConfigError as exc:
+        sys.stderr.write(f"torchlint: error: {exc}\n")
+        return EXIT_ERROR
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    pyproject = args.config or find_pyproject(args.paths[0] if args.paths else ".")
+    settings = load_settings(pyproject, KNOWN_CODES)
+    for flag in ("select", "extend_select", "ignore"):
+        check_selectors(getattr(args, flag) or [], KNOWN_CODES, f"--{flag.replace('_', '-')}")
+    overrides = {"extend_select": settings.extend_select + tuple(args.extend_select),
+                 "ignore": settings.ignore + tuple(args.ignore)}
+    if args.select:
+        overrides["select"] = tuple(args.select)
+    return _replace(settings, **overrides)
+
+
+def _replace(settings: Settings, **changes) -> Settings:
+    from dataclasses import replace
+
+    return replace(settings, **changes)
+
+
+def _check_command(argv: List[str]) -> int:
+    args = check_parser().parse_args(argv)
+    settings = _settings(args)
+    mode = DIFF if args.diff else FIX if args.fix else CHECK
+    files, errors = discover(args.paths, settings)
+    outcomes = run(files, settings, Options(mode, args.unsafe_fixes))
+    diagnostics = sorted(d for outcome in outcomes for d in outcome.diagnostics)
+    errors += [error for outcome in outcomes for error in outcome.errors]
+    out = sys.stdout
+    if mode == DIFF:
+        for outcome in outcomes:
+            out.write(outcome.diff)
+    REPORTERS[args.output_format](diagnostics, out, out.isatty())
+    if args.statistics:
+        _statistics(diagnostics, out)
+    if args.output_format == "text":
+        _summary(diagnostics, sum(o.fixed for o in outcomes), mode, out, bool(errors))
+    for error in errors:
+        sys.stderr.write(f"torchlint: error: {error}\n")
+    if errors:
+        return EXIT_ERROR
+    if mode == DIFF and any(outcome.diff for outcome in outcomes):
+        return EXIT_FINDINGS
+    if diagnostics and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _statistics(diagnostics: List[Diagnostic], out: TextIO) -> None:
+    counts = Counter(d.code for d in diagnostics)
+    fixable = Counter(d.code for d in diagnostics if d.fix)
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        name = RULES_BY_CODE[code].name if code in RULES_BY_CODE else "syntax-error"
+        marker = "[*]" if fixable[code] else "   "
+        out.write(f"{count:>6}  {code}  {marker} {name}\n")
+
+
+def _summary(diagnostics: List[Diagnostic], fixed: int, mode: str, out: TextIO, errors: bool) -> None:
+    if fixed and mode == FIX:
+        out.write(f"Fixed {fixed} finding{'s' * (fixed != 1)}.\n")
+    if not diagnostics:
+        if mode != DIFF and not errors:
+            out.write("All checks passed!\n")
+        return
+    count = len(diagnostics)
+    out.write(f"Found {count} finding{'s' * (count != 1)}.\n")
+    fixable = [d for d in diagnostics if d.fix]
+    safe = sum(1 for d in fixable if d.fix.applicability == "safe")
+    if safe and mode == CHECK:
+        out.write(f"[*] {safe} fixable with `torchlint --fix`.\n")
+    if len(fixable) > safe:
+        out.write(f"{len(fixable) - safe} more fixable with `--fix --unsafe-fixes`.\n")
+
+
+def _rules_command(argv: List[str]) -> int:
+    parser = _Parser(prog="torchlint rules", description="List every rule.")
+    parser.add_argument("--format", choices=["text", "json"], default="text", dest="output_format")
+    args = parser.parse_args(argv)
+    if args.output_format == "json":
+        rows = [{"code": r.code, "name": r.name, "summary": r.summary(), "fix": r.fix} for r in ALL_RULES]
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_CLEAN
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("Code", "Name", "Fix", "Summary", box=None)
+    for rule in ALL_RULES:
+        table.add_row(rule.code, rule.name, FIX_LABELS[rule.fix].split(" (")[0], rule.summary())
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    return EXIT_CLEAN
+
+
+def _explain_command(argv: List[str]) -> int:
+    parser = _Parser(prog="torchlint explain", description="Show a rule's documentation.")
+    parser.add_argument("code")
+    args = parser.parse_args(argv)
+    rule = RULES_BY_CODE.get(args.code.upper())
+    if rule is None:
+        raise ConfigError(f"unknown rule code '{args.code}' (see `torchlint rules`)")
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console().print(Markdown(render(rule)))
+    else:
+        sys.stdout.write(render(rule))
+    return EXIT_CLEAN

@@ -1,0 +1,88 @@
+"""Qualified names through imports, from the module's own import statements.
+
+This replaces libcst's ``QualifiedNameProvider``: one dictionary of local name to
+dotted name, filled as import statements are met.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+# Public spellings for objects that are often imported from their defining module.
+_CANONICAL = {
+    "torch.utils.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
+    "torch.nn.parallel.DataParallel": "torch.nn.DataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel": "torch.nn.DataParallel",
+    "torch.nn.modules.module.Module": "torch.nn.Module",
+    "torch.nn.modules.Module": "torch.nn.Module",
+}
+
+_BUILTINS = frozenset(
+    "print float int bool len range list tuple dict set enumerate zip iter next isinstance "
+    "str repr abs min max sum sorted reversed map filter any all".split()
+)
+
+
+def dotted_name(node: cst.BaseExpression) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, None for anything else."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+class ImportTable:
+    def __init__(self) -> None:
+        self.names: Dict[str, str] = {}
+
+    def add(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted_name(alias.name)
+                if full is None:
+                    continue
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.names[alias.asname.name.value] = full
+                else:
+                    head = full.split(".", 1)[0]
+                    self.names[head] = head
+        elif isinstance(node, cst.ImportFrom):
+            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+                return
+            module = dotted_name(node.module)
+            for alias in node.names:
+                name = dotted_name(alias.name)
+                if module is None or name is None:
+                    continue
+                local = name
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                self.names[local] = f"{module}.{name}"
+
+    def qualname(self, node: cst.BaseExpression) -> Optional[str]:
+        """The dotted name ``node`` refers to, or None when it is not an imported name."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        head, _, rest = dotted.partition(".")
+        target = self.names.get(head)
+        if target is None:
+            return f"builtins.{head}" if head in _BUILTINS and not rest else None
+        full = f"{target}.{rest}" if rest else target
+        return _CANONICAL.get(full, full)
+
+    def alias_of(self, module: str) -> Optional[str]:
+        """The local name bound to ``module`` itself (``np`` for ``import numpy as np``)."""
+        for local, target in self.names.items():
+            if target == module:
+                return local
+        return None
+
+    def imports(self, prefix: str) -> bool:
+        return any(t == prefix or t.startswith(prefix + ".") for t in self.names.values())

@@ -1,0 +1,106 @@
+"""Scopes and hot paths: where code runs once per training step.
+
+Hot paths are forward methods, loss functions and loss modules, Lightning ``*_step``
+methods, the body of a training loop (a loop that calls ``.backward()`` or
+``optimizer.step()``), and helpers called from any of those. Loops only become hot when
+their body has been seen, so hotness is settled at the end of the file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, List, Optional, Set
+
+import libcst as cst
+
+STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
+_LOSS_NAME = re.compile(
+    r"^(?!(plot|log|print|save|show|report|record|track|update|get_best|best)_)\w*loss(es)?(_fn|_func|_function)?$",
+    re.IGNORECASE,
+)
+_LOSS_CLASS = re.compile(r"(Loss|Criterion)$")
+_OPTIMIZER_NAME = re.compile(r"optim|^opt$|^opt_|_opt$|scaler", re.IGNORECASE)
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: str  # "module", "class", "function" or "loop"
+    name: str
+    parent: Optional["Scope"]
+    node: Optional[cst.CSTNode] = None
+    hot_reason: Optional[str] = None
+    methods: Dict[str, "Scope"] = field(default_factory=dict)  # class and module scopes
+    called: Set[str] = field(default_factory=set)  # names of helpers called from here
+
+    @property
+    def function(self) -> "Scope":
+        """The nearest enclosing function (or the module): where local names live."""
+        scope = self
+        while scope.kind in ("loop", "class") and scope.parent is not None:
+            scope = scope.parent
+        return scope
+
+    @property
+    def enclosing_class(self) -> Optional["Scope"]:
+        scope = self.parent
+        while scope is not None and scope.kind != "class":
+            scope = scope.parent
+        return scope
+
+    def hot_path(self) -> Optional[str]:
+        """Why this scope runs once per step, or None."""
+        scope: Optional[Scope] = self
+        while scope is not None:
+            if scope.hot_reason:
+                return scope.hot_reason
+            if scope.kind == "class":
+                return None
+            scope = scope.parent
+        return None
+
+
+def function_hot_reason(name: str, class_name: Optional[str], extra: FrozenSet[str]) -> Optional[str]:
+    if class_name is not None and name == "forward":
+        return f"{class_name}.forward"
+    if class_name is not None and name == "__call__" and _LOSS_CLASS.search(class_name):
+        return f"{class_name}.__call__"
+    if name in STEP_METHODS or name in extra:
+        return name
+    if _LOSS_NAME.match(name):
+        return f"loss function {name}"
+    return None
+
+
+def is_training_step_call(func: cst.BaseExpression) -> bool:
+    """``loss.backward()`` or ``optimizer.step()``: the marks of a training loop."""
+    if not isinstance(func, cst.Attribute):
+        return False
+    if func.attr.value == "backward":
+        return True
+    if func.attr.value != "step":
+        return False
+    owner = func.value
+    if isinstance(owner, cst.Attribute):
+        owner = owner.attr
+    return isinstance(owner, cst.Name) and bool(_OPTIMIZER_NAME.search(owner.value))
+
+
+def settle_helpers(module_scope: Scope, functions: List[Scope]) -> None:
+    """Mark functions called from hot scopes as hot, until nothing changes."""
+    changed = True
+    while changed:
+        changed = False
+        for scope in functions:
+            if scope.hot_path() is None:
+                continue
+            cls = scope.enclosing_class
+            for name in scope.called:
+                owner_name, _, attr = name.partition(".")
+                if attr:  # self.helper(...)
+                    target = cls.methods.get(attr) if cls and owner_name == "self" else None
+                else:
+                    target = module_scope.methods.get(name)
+                if target is not None and target.hot_reason is None:
+                    target.hot_reason = f"{target.name} (called from {scope.hot_path()})"
+                    changed = True

@@ -1,0 +1,157 @@
+"""Tensor-likeness: a small local inference of which expressions hold tensors.
+
+Answers ``TENSOR`` (a tensor, device unknown), ``HOST`` (a tensor known to be in host
+memory, e.g. from ``torch.from_numpy`` or ``.cpu()``), ``NOT`` (certainly not a tensor)
+or ``None`` (unknown). Rules act on ``TENSOR``/``HOST`` and stay silent on ``None``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import libcst as cst
+
+TENSOR = "tensor"
+HOST = "host"
+NOT = "not"
+
+# torch.* callables that return something other than a tensor.
+_NON_TENSOR_PREFIXES = (
+    "torch.nn.", "torch.utils.", "torch.cuda.", "torch.backends.", "torch.distributed.",
+    "torch.jit.", "torch.autograd.", "torch.optim.", "torch.onnx.", "torch.compile",
+    "torch.device", "torch.Size", "torch.dtype", "torch.finfo", "torch.iinfo",
+    "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_", "torch.get_",
+    "torch.is_", "torch.manual_seed", "torch.seed", "torch.save", "torch.load",
+    "torch.Generator", "torch.profiler.", "torch.amp.", "torch.autocast", "torch.fx.",
+    "torch.testing.", "torch.hub.", "torch.library.", "torch.export.", "torch.cpu.",
+    "torch.mps.", "torch.xpu.", "torch.numel", "torch.typename", "torch.use_deterministic",
+    "torch.are_deterministic", "torch.compiler.", "torch.overrides.", "torch.multiprocessing.",
+)
+_NON_TENSOR_METHODS = frozenset(
+    "item tolist numpy size dim ndimension numel nelement data_ptr is_contiguous is_cuda "
+    "element_size get_device stride storage_offset is_floating_point is_complex "
+    "untyped_storage storage __len__ backward register_hook".split()
+)
+_HOST_METHODS = frozenset({"cpu"})
+_DEVICE_METHODS = frozenset({"cuda", "to"})
+_NON_TENSOR_ATTRS = frozenset("shape dtype device ndim is_cuda requires_grad grad_fn layout names".split())
+_TENSOR_ATTRS = frozenset("T mT H mH data real imag grad".split())
+_NON_TENSOR_ANNOTATIONS = frozenset("int float bool str list dict tuple set bytes None".split())
+
+
+def torch_call_kind(qualname: str) -> Optional[str]:
+    if qualname == "torch.from_numpy":
+        return HOST
+    if qualname.startswith("torch.") and not qualname.startswith(_NON_TENSOR_PREFIXES):
+        return TENSOR
+    return None
+
+
+def annotation_kind(annotation: cst.BaseExpression, qualname: Callable) -> Optional[str]:
+    name = qualname(annotation) or ""
+    if name.endswith("Tensor"):
+        return TENSOR
+    if isinstance(annotation, cst.Name) and annotation.value in _NON_TENSOR_ANNOTATIONS:
+        return NOT
+    if isinstance(annotation, cst.Subscript):  # Optional[int], List[Tensor], ...
+        inner = annotation.slice[0].slice if annotation.slice else None
+        base = qualname(annotation.value) or ""
+        if base.endswith("Optional") and isinstance(inner, cst.Index):
+            return annotation_kind(inner.value, qualname)
+        return NOT
+    return None
+
+
+def parameter_kind(param: cst.Param, qualname: Callable) -> Optional[str]:
+    """Kind of a forward/loss parameter: a tensor unless it says otherwise."""
+    if param.annotation is not None:
+        kind = annotation_kind(param.annotation.annotation, qualname)
+        if kind is not None:
+            return kind
+    default = param.default
+    if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
+        return NOT  # numbers, flags and strings
+    return TENSOR
+
+
+class TensorInference:
+    """Kinds of expressions, given the kinds of local names."""
+
+    def __init__(self, qualname: Callable, name_kind: Callable) -> None:
+        self._qualname = qualname
+        self._name_kind = name_kind
+
+    def kind(self, node: cst.BaseExpression) -> Optional[str]:
+        if isinstance(node, cst.Name):
+            return self._name_kind(node.value)
+        if isinstance(node, cst.Call):
+            return self._call_kind(node)
+        if isinstance(node, cst.Attribute):
+            return self._attribute_kind(node)
+        if isinstance(node, cst.Subscript):
+            return self.kind(node.value) if self.kind(node.value) in (TENSOR, HOST) else None
+        if isinstance(node, cst.BinaryOperation):
+            return _combine(self.kind(node.left), self.kind(node.right))
+        if isinstance(node, cst.UnaryOperation):
+            inner = self.kind(node.expression)
+            return inner if inner in (TENSOR, HOST) else None
+        if isinstance(
+            node,
+            (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp,
+             cst.Integer, cst.Float, cst.BaseString, cst.Lambda, cst.Comparison),
+        ):
+            return NOT if not isinstance(node, cst.Comparison) else _comparison_kind(self, node)
+        return None
+
+    def _call_kind(self, node: cst.Call) -> Optional[str]:
+        func = node.func
+        qualname = self._qualname(func)
+        if qualname is not None:
+            if qualname.startswith("builtins."):
+                return NOT
+            return torch_call_kind(qualname)
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        owner = func.value
+        if isinstance(owner, cst.Name) and owner.value == "self":
+            # self.conv(x): a submodule applied to a tensor gives a tensor.
+            if any(self.kind(arg.value) in (TENSOR, HOST) for arg in node.args):
+                return TENSOR
+            return None
+        owner_kind = self.kind(owner)
+        if owner_kind not in (TENSOR, HOST):
+            return None
+        if method in _NON_TENSOR_METHODS:
+            return NOT
+        if method in _HOST_METHODS:
+            return HOST
+        if method in _DEVICE_METHODS:
+            return TENSOR
+        return owner_kind
+
+    def _attribute_kind(self, node: cst.Attribute) -> Optional[str]:
+        owner_kind = self.kind(node.value)
+        if owner_kind not in (TENSOR, HOST):
+            return None
+        if node.attr.value in _NON_TENSOR_ATTRS:
+            return NOT
+        if node.attr.value in _TENSOR_ATTRS:
+            return owner_kind
+        return None
+
+
+def _combine(left: Optional[str], right: Optional[str]) -> Optional[str]:
+    if TENSOR in (left, right):
+        return TENSOR
+    if HOST in (left, right):
+        return HOST
+    return None
+
+
+def _comparison_kind(inference: TensorInference, node: cst.Comparison) -> Optional[str]:
+    kinds = [inference.kind(node.left)] + [inference.kind(t.comparator) for t in node.comparisons]
+    result = None
+    for kind in kinds:
+        result = _combine(result, kind)
+    return result

@@ -1,0 +1,138 @@
+"""Lint one source text: parse once, walk once with every rule, resolve what is kept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import FrozenSet, List, Sequence, Type
+
+import libcst as cst
+
+from torchlint.context import FileContext
+from torchlint.diagnostics import SAFE, Diagnostic, Edit, Fix
+from torchlint.noqa import noqa_by_line, suppressed
+from torchlint.positions import Positions
+from torchlint.rules.base import Finding, Rule
+from torchlint.walker import DispatchTable, walk
+
+SYNTAX_ERROR = "TL001"
+
+
+@dataclass
+class LintResult:
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    errors: List[str] = field(default_factory=list)  # internal errors, one line each
+    parsed: bool = True
+
+
+class _RuleFailed(Exception):
+    def __init__(self, rule: Rule, error: BaseException) -> None:
+        super().__init__(f"internal error in {rule.code} ({rule.name}): {type(error).__name__}: {error}")
+        self.rule_type = type(rule)
+
+
+def lint_text(
+    text: str,
+    path: str,
+    rules: Sequence[Type[Rule]],
+    hot_functions: FrozenSet[str] = frozenset(),
+    apply_noqa: bool = True,
+) -> LintResult:
+    result = LintResult()
+    active = [rule for rule in rules if any(trigger in text for trigger in rule.triggers)]
+    if not active:
+        _check_syntax_cheaply(text, path, result)
+        return result
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        result.parsed = False
+        result.diagnostics.append(_syntax_diagnostic(path, exc.raw_line, exc.raw_column + 1, exc.message))
+        return result
+    except (RecursionError, MemoryError, ValueError) as exc:
+        result.parsed = False
+        result.errors.append(f"cannot parse: {type(exc).__name__}: {exc}")
+        return result
+    while True:
+        try:
+            findings, context = _run_rules(module, active, hot_functions)
+            break
+        except _RuleFailed as failure:
+            result.errors.append(str(failure))
+            active = [rule for rule in active if rule is not failure.rule_type]
+    kept = [f for f in findings if f.hot_scope is None or f.hot_scope.hot_path() is not None]
+    if kept:
+        positions = Positions(module)
+        result.diagnostics.extend(_diagnostic(f, path, module, positions) for f in kept)
+    if apply_noqa and result.diagnostics:
+        lines = text.splitlines()
+        noqa = noqa_by_line(lines, (d.line for d in result.diagnostics))
+        result.diagnostics = [d for d in result.diagnostics if not suppressed(d.code, noqa[d.line])]
+    result.diagnostics.sort()
+    return result
+
+
+def _run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], hot_functions: FrozenSet[str]):
+    context = FileContext(module, hot_functions)
+    findings: List[Finding] = []
+    seen = set()
+
+    def sink(finding: Finding) -> None:
+        key = (finding.rule.code, id(finding.node))
+        if key not in seen:
+            seen.add(key)
+            findings.append(finding)
+
+    rules = [rule_type(context, sink) for rule_type in rule_types]
+    table = DispatchTable([context, *rules])
+    try:
+        walk(module, table, context.ancestors)
+    except _RuleFailed:
+        raise
+    except Exception as error:  # a rule's hook raised: find which, report it, go on without it
+        raise _RuleFailed(_culprit(error, rules), error) from error
+    context.settle()
+    return findings, context
+
+
+def _culprit(error: BaseException, rules: List[Rule]) -> Rule:
+    traceback = error.__traceback__
+    culprit = rules[0]
+    while traceback is not None:
+        owner = traceback.tb_frame.f_locals.get("self")
+        if isinstance(owner, Rule):
+            culprit = owner
+        traceback = traceback.tb_next
+    return culprit
+
+
+def _diagnostic(finding: Finding, path: str, module: cst.Module, positions: Positions) -> Diagnostic:
+    (line, column), (end_line, end_column) = positions.span(finding.node)
+    fix = None
+    if finding.replacements:
+        edits = []
+        for replacement in finding.replacements:
+            start, end = positions.code_span(replacement.node)
+            new = replacement.new
+            content = new if isinstance(new, str) else module.code_for_node(new)
+            edits.append(Edit(start, end, content))
+        fix = Fix(finding.rule.fix or SAFE, tuple(sorted(edits, key=lambda e: e.start)))
+    return Diagnostic(
+        path, line, column + 1, finding.rule.code, finding.message, end_line, end_column + 1, fix
+    )
+
+
+def _syntax_diagnostic(path: str, line: int, column: int, message: str) -> Diagnostic:
+    first_line = message.strip().splitlines()[0] if message.strip() else "invalid syntax"
+    return Diagnostic(path, line, column, SYNTAX_ERROR, f"syntax error: {first_line}", line, column)
+
+
+def _check_syntax_cheaply(text: str, path: str, result: LintResult) -> None:
+    """A file no rule can fire in is still checked for syntax, with Python's own parser."""
+    try:
+        compile(text, path, "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
+    except SyntaxError as exc:
+        result.parsed = False
+        result.diagnostics.append(_syntax_diagnostic(path, exc.lineno or 1, exc.offset or 1, exc.msg))
+    except (ValueError, RecursionError, MemoryError) as exc:
+        result.parsed = False
+        result.errors.append(f"cannot parse: {type(exc).__name__}: {exc}")

@@ -1,0 +1,17 @@
+"""Output formats. Each reporter writes a list of diagnostics to a stream."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, TextIO
+
+from torchlint.diagnostics import Diagnostic
+from torchlint.reporters.json_output import report_json
+from torchlint.reporters.text import report_concise, report_text
+
+Reporter = Callable[[List[Diagnostic], TextIO, bool], None]  # (diagnostics, stream, colour)
+
+REPORTERS: Dict[str, Reporter] = {
+    "text": report_text,
+    "concise": report_concise,
+    "json": report_json,
+}
