@@ -9,7 +9,8 @@ defines them. It is iterative, so deeply nested expressions cannot overflow the 
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, Iterable, List, Sequence, Tuple
+import operator
+from typing import Callable, Dict, List, Optional, Sequence
 
 import libcst as cst
 
@@ -41,32 +42,58 @@ _SKIP_TYPES = (
 )
 _SKIP_FIELD_PREFIXES = ("whitespace", "lpar", "rpar", "leading_lines", "lines_after", "header", "footer")
 
-_fields_cache: Dict[type, Tuple[str, ...]] = {}
+# What a field value is, by its exact type: a child node, a sequence of values, or neither.
+_NODE, _SEQUENCE, _OTHER = 1, 2, 0
+_kinds: Dict[type, int] = {}
+_getters: Dict[type, Callable[[cst.CSTNode], tuple]] = {}
 
 
-def _child_fields(node_type: type) -> Tuple[str, ...]:
-    names = _fields_cache.get(node_type)
-    if names is None:
-        names = tuple(
-            f.name
-            for f in dataclasses.fields(node_type)
-            if not f.name.startswith(_SKIP_FIELD_PREFIXES)
-        )
-        _fields_cache[node_type] = names
-    return names
+def _kind(value_type: type) -> int:
+    kind = _kinds.get(value_type)
+    if kind is None:
+        if issubclass(value_type, cst.CSTNode):
+            kind = _OTHER if issubclass(value_type, _SKIP_TYPES) else _NODE
+        elif issubclass(value_type, (tuple, list)):
+            kind = _SEQUENCE
+        else:
+            kind = _OTHER
+        _kinds[value_type] = kind
+    return kind
 
 
-def iter_children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+def _getter(node_type: type) -> Callable[[cst.CSTNode], tuple]:
+    """A function returning the values of ``node_type``'s fields that may hold children."""
+    names = [f.name for f in dataclasses.fields(node_type) if not f.name.startswith(_SKIP_FIELD_PREFIXES)]
+    if not names:
+        getter = lambda node: ()  # noqa: E731
+    elif len(names) == 1:
+        single = operator.attrgetter(names[0])
+        getter = lambda node: (single(node),)  # noqa: E731
+    else:
+        getter = operator.attrgetter(*names)
+    _getters[node_type] = getter
+    return getter
+
+
+def iter_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The meaningful child nodes of ``node``, in source order."""
-    for name in _child_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            if not isinstance(value, _SKIP_TYPES):
-                yield value
-        elif isinstance(value, (tuple, list)):
+    kinds = _kinds
+    children: List[cst.CSTNode] = []
+    getter = _getters.get(type(node)) or _getter(type(node))
+    for value in getter(node):
+        kind = kinds.get(type(value))
+        if kind is None:
+            kind = _kind(type(value))
+        if kind == _NODE:
+            children.append(value)
+        elif kind == _SEQUENCE:
             for item in value:
-                if isinstance(item, cst.CSTNode) and not isinstance(item, _SKIP_TYPES):
-                    yield item
+                item_kind = kinds.get(type(item))
+                if item_kind is None:
+                    item_kind = _kind(type(item))
+                if item_kind == _NODE:
+                    children.append(item)
+    return children
 
 
 Handler = Callable[[cst.CSTNode], None]
@@ -93,19 +120,25 @@ class DispatchTable:
 def walk(root: cst.CSTNode, table: DispatchTable, ancestors: List[cst.CSTNode]) -> None:
     """Visit ``root`` depth-first. ``ancestors`` holds the path to the current node."""
     visit, leave = table.visit, table.leave
-    stack: List[Tuple[cst.CSTNode, bool]] = [(root, False)]
+    # A ``None`` on the stack means: leave the innermost ancestor.
+    stack: List[Optional[cst.CSTNode]] = [root]
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
-        node, leaving = stack.pop()
-        node_type = type(node)
-        if leaving:
-            ancestors.pop()
-            for handler in leave.get(node_type, ()):
-                handler(node)
+        node = pop()
+        if node is None:
+            node = ancestors.pop()
+            handlers = leave.get(type(node))
+            if handlers:
+                for handler in handlers:
+                    handler(node)
             continue
-        for handler in visit.get(node_type, ()):
-            handler(node)
+        handlers = visit.get(type(node))
+        if handlers:
+            for handler in handlers:
+                handler(node)
         ancestors.append(node)
-        stack.append((node, True))
-        children = list(iter_children(node))
-        for child in reversed(children):
-            stack.append((child, False))
+        push(None)
+        children = iter_children(node)
+        if children:
+            children.reverse()
+            extend(children)
