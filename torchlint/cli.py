@@ -9,6 +9,7 @@ from collections import Counter
 from typing import List, Optional, Sequence, TextIO
 
 from torchlint import __version__
+from torchlint.cache import DEFAULT_DIRECTORY, Cache, clean, default_directory
 from torchlint.config import ConfigError, Settings, check_selectors, find_pyproject, load_settings
 from torchlint.diagnostics import Diagnostic
 from torchlint.discovery import discover
@@ -16,7 +17,8 @@ from torchlint.docs import FIX_LABELS, render
 from torchlint.linter import SYNTAX_ERROR
 from torchlint.reporters import REPORTERS
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
-from torchlint.runner import CHECK, DIFF, FIX, Options, run
+from torchlint.progress import progress_bar
+from torchlint.runner import CHECK, DIFF, FIX, Options, available_cpus, run
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 KNOWN_CODES = [SYNTAX_ERROR, *RULES_BY_CODE]
@@ -31,11 +33,17 @@ def _codes(value: str) -> List[str]:
     return [code.strip().upper() for code in value.split(",") if code.strip()]
 
 
+def _positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{value}'")
+    return int(value)
+
+
 def check_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="torchlint",
         description="Find and fix PyTorch performance anti-patterns. "
-        "Other commands: `torchlint rules`, `torchlint explain CODE`.",
+        "Other commands: `torchlint rules`, `torchlint explain CODE`, `torchlint clean`.",
     )
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes in place")
@@ -48,6 +56,9 @@ def check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--statistics", action="store_true", help="count findings per rule")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("--config", help="pyproject.toml to use (default: the nearest one)")
+    parser.add_argument("--jobs", "-j", type=_positive, help="worker processes (default: number of CPUs)")
+    parser.add_argument("--cache-dir", help=f"where to keep results (default: {DEFAULT_DIRECTORY} in the project root)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     parser.add_argument("--version", action="version", version=f"torchlint {__version__}")
     return parser
 
@@ -59,6 +70,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _rules_command(argv[1:])
         if argv and argv[0] == "explain":
             return _explain_command(argv[1:])
+        if argv and argv[0] == "clean":
+            return _clean_command(argv[1:])
         return _check_command(argv)
     except ConfigError as exc:
         sys.stderr.write(f"torchlint: error: {exc}\n")
@@ -88,7 +101,11 @@ def _check_command(argv: List[str]) -> int:
     settings = _settings(args)
     mode = DIFF if args.diff else FIX if args.fix else CHECK
     files, errors = discover(args.paths, settings)
-    outcomes = run(files, settings, Options(mode, args.unsafe_fixes))
+    cache = None if args.no_cache else Cache(args.cache_dir or default_directory(settings), settings)
+    with progress_bar(len(files), enabled=args.output_format != "json") as advance:
+        outcomes = run(files, settings, Options(mode, args.unsafe_fixes), args.jobs or available_cpus(), cache, advance)
+    for warning in cache.warnings if cache else ():
+        sys.stderr.write(f"torchlint: warning: {warning}\n")
     diagnostics = sorted(d for outcome in outcomes for d in outcome.diagnostics)
     errors += [error for outcome in outcomes for error in outcome.errors]
     out = sys.stdout
@@ -170,4 +187,21 @@ def _explain_command(argv: List[str]) -> int:
         Console().print(Markdown(render(rule)))
     else:
         sys.stdout.write(render(rule))
+    return EXIT_CLEAN
+
+
+def _clean_command(argv: List[str]) -> int:
+    parser = _Parser(prog="torchlint clean", description="Remove torchlint's cache directory.")
+    parser.add_argument("--cache-dir", help=f"the cache to remove (default: {DEFAULT_DIRECTORY} in the project root)")
+    parser.add_argument("--config", help="pyproject.toml whose project root holds the cache")
+    args = parser.parse_args(argv)
+    if args.cache_dir:
+        directory = args.cache_dir
+    else:
+        pyproject = args.config or find_pyproject(".")
+        directory = default_directory(Settings(source=pyproject))
+    try:
+        sys.stdout.write(clean(directory) + "\n")
+    except OSError as exc:
+        raise ConfigError(str(exc)) from None
     return EXIT_CLEAN

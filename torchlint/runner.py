@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Type
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Type
+
+from torchlint.cache import Cache, content_key
 
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
@@ -90,5 +94,101 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(line if line.endswith(("\n", "\r")) else line + "\n" for line in lines)
 
 
-def run(files: Sequence[str], settings: Settings, options: Options) -> List[FileOutcome]:
-    return [process_file(path, settings, options) for path in files]
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+Progress = Callable[[int], None]  # called with the number of files just finished
+
+
+def run(
+    files: Sequence[str],
+    settings: Settings,
+    options: Options,
+    jobs: int = 1,
+    cache: Optional[Cache] = None,
+    progress: Optional[Progress] = None,
+) -> List[FileOutcome]:
+    """One outcome per file, in the order of ``files``, whatever ``jobs`` is.
+
+    Unchanged files are answered from ``cache`` when only checking; ``--fix`` and
+    ``--diff`` never trust it, since they may write the files.
+    """
+    cache = cache if options.mode == CHECK else None
+    outcomes: List[Optional[FileOutcome]] = [None] * len(files)
+    keys: Dict[int, str] = {}
+    todo: List[int] = []
+    for index, path in enumerate(files):
+        key = _content_key(path) if cache else None
+        cached = cache.load(path, key) if cache and key else None
+        if cached is None:
+            todo.append(index)
+            if key:
+                keys[index] = key
+        else:
+            outcomes[index] = FileOutcome(path, **cached)
+    if progress and len(todo) < len(files):
+        progress(len(files) - len(todo))
+    for index, outcome in _lint_files([files[i] for i in todo], settings, options, jobs):
+        index = todo[index]
+        outcomes[index] = outcome
+        key = keys.get(index)
+        if cache and key and _content_key(outcome.path) == key:  # not edited meanwhile
+            cache.store(outcome.path, key, outcome.diagnostics, outcome.errors)
+        if progress:
+            progress(1)
+    return outcomes  # type: ignore[return-value]
+
+
+def _content_key(path: str) -> Optional[str]:
+    try:
+        with open(path, "rb") as handle:
+            return content_key(handle.read())
+    except OSError:
+        return None
+
+
+def process_file_safely(path: str, settings: Settings, options: Options) -> FileOutcome:
+    """``process_file`` that turns an unexpected exception into a one-line error for the file."""
+    try:
+        return process_file(path, settings, options)
+    except Exception as exc:
+        return FileOutcome(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
+
+
+def _process_chunk(paths: Sequence[str], settings: Settings, options: Options) -> List[FileOutcome]:
+    return [process_file_safely(path, settings, options) for path in paths]
+
+
+MIN_FILES_PER_JOB = 4
+MAX_CHUNK = 16
+
+
+def _lint_files(
+    paths: Sequence[str], settings: Settings, options: Options, jobs: int
+) -> Iterator[Tuple[int, FileOutcome]]:
+    """(index, outcome) for every path, in completion order; worker processes if worth it."""
+    jobs = min(jobs, len(paths) // MIN_FILES_PER_JOB)
+    if jobs <= 1:
+        for index, path in enumerate(paths):
+            yield index, process_file_safely(path, settings, options)
+        return
+    size = max(1, min(MAX_CHUNK, len(paths) // (jobs * 8)))
+    chunks = [range(start, min(start + size, len(paths))) for start in range(0, len(paths), size)]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {
+            pool.submit(_process_chunk, [paths[i] for i in chunk], settings, options): chunk for chunk in chunks
+        }
+        for future in as_completed(futures):
+            chunk = futures[future]
+            try:
+                outcomes = future.result()
+            except Exception as exc:  # a worker died (killed, out of memory): report its files
+                outcomes = [
+                    FileOutcome(paths[i], errors=[f"{paths[i]}: internal error: worker failed: {type(exc).__name__}"])
+                    for i in chunk
+                ]
+            yield from zip(chunk, outcomes)

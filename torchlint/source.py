@@ -47,19 +47,24 @@ def read_source(path: str) -> SourceText:
     return decode(data)
 
 
-def write_atomic(path: str, data: bytes) -> None:
+def write_atomic(path: str, data: bytes, durable: bool = True) -> None:
     """Write ``data`` to a temporary file beside ``path`` and rename it over ``path``.
 
-    The original's permission bits are kept; a crash leaves either the old or the new file.
+    The original's permission bits are kept (a new file is private to the user); a crash
+    leaves either the old or the new file; ``durable`` also syncs it to disk first.
     """
     directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o600
     fd, tmp = tempfile.mkstemp(prefix=".torchlint-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
