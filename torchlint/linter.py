@@ -61,7 +61,8 @@ def lint_text(
             active = [rule for rule in active if rule is not failure.rule_type]
     kept = [f for f in findings if f.hot_scope is None or f.hot_scope.hot_path() is not None]
     if kept:
-        positions = Positions(module)
+        wanted = [f.node for f in kept] + [r.node for f in kept for r in f.replacements]
+        positions = Positions(module, wanted)
         result.diagnostics.extend(_diagnostic(f, path, module, positions) for f in kept)
     if apply_noqa and result.diagnostics:
         lines = text.splitlines()

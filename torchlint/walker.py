@@ -136,9 +136,14 @@ def walk(root: cst.CSTNode, table: DispatchTable, ancestors: List[cst.CSTNode]) 
         if handlers:
             for handler in handlers:
                 handler(node)
-        ancestors.append(node)
-        push(None)
         children = iter_children(node)
         if children:
+            ancestors.append(node)
+            push(None)
             children.reverse()
             extend(children)
+        else:  # a leaf: leave it at once
+            handlers = leave.get(type(node))
+            if handlers:
+                for handler in handlers:
+                    handler(node)
