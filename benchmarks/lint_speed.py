@@ -84,13 +84,12 @@ def main() -> None:
     lines = count_lines(files)
     torchlint = [sys.executable, "-m", "torchlint", "--exit-zero", source]
     with tempfile.TemporaryDirectory(prefix="torchlint-bench-cache-") as cache_dir:
+        parallel = [*torchlint, "--jobs", str(args.jobs), "--cache-dir", cache_dir]
         results = [
             measure("(a) libcst parse", [sys.executable, __file__, "--parse-only", source]),
             measure("(b) torchlint, 1 job, cold", [*torchlint, "--jobs", "1", "--no-cache"]),
-            measure(f"(c) torchlint, {args.jobs} jobs, cold", [*torchlint, "--jobs", str(args.jobs),
-                                                              "--cache-dir", cache_dir]),
-            measure(f"(d) torchlint, {args.jobs} jobs, cached", [*torchlint, "--jobs", str(args.jobs),
-                                                                "--cache-dir", cache_dir]),
+            measure(f"(c) torchlint, {args.jobs} jobs, cold", parallel),
+            measure(f"(d) torchlint, {args.jobs} jobs, cached", parallel),
         ]
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.system()}; "
           f"Python {platform.python_version()}")

@@ -91,7 +91,7 @@ class Cache:
                 return None
             return {"diagnostics": [decode_diagnostic(d) for d in entry["diagnostics"]],
                     "errors": [str(e) for e in entry["errors"]]}
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             self._warn(f"ignoring unreadable cache entry {entry_path} ({type(exc).__name__})")

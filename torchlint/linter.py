@@ -15,6 +15,8 @@ from torchlint.rules.base import Finding, Rule
 from torchlint.walker import DispatchTable, walk
 
 SYNTAX_ERROR = "TL001"
+# Larger sources are generated data, not code: parsing 10 MB takes minutes and gigabytes.
+MAX_SOURCE_CHARS = 2_000_000
 
 
 @dataclass
@@ -38,6 +40,13 @@ def lint_text(
     apply_noqa: bool = True,
 ) -> LintResult:
     result = LintResult()
+    if len(text) > MAX_SOURCE_CHARS:
+        result.parsed = False
+        result.errors.append(
+            f"skipped: {len(text) / 1e6:.1f} MB is over the {MAX_SOURCE_CHARS / 1e6:.0f} MB limit "
+            "for a source file (generated? add it to `exclude`)"
+        )
+        return result
     active = [rule for rule in rules if any(trigger in text for trigger in rule.triggers)]
     if not active:
         _check_syntax_cheaply(text, path, result)
