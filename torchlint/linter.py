@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 from dataclasses import dataclass, field
 from typing import FrozenSet, List, Sequence, Type
 
@@ -53,9 +54,11 @@ def lint_text(
         return result
     try:
         module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
+    except cst.ParserSyntaxError:
         result.parsed = False
-        result.diagnostics.append(_syntax_diagnostic(path, exc.raw_line, exc.raw_column + 1, exc.message))
+        if _check_syntax_cheaply(text, path, result):  # valid Python that libcst cannot parse
+            version = importlib.metadata.version("libcst")
+            result.errors.append(f"not linted: valid Python that libcst {version} cannot parse")
         return result
     except (RecursionError, MemoryError, ValueError) as exc:
         result.parsed = False
@@ -136,13 +139,15 @@ def _syntax_diagnostic(path: str, line: int, column: int, message: str) -> Diagn
     return Diagnostic(path, line, column, SYNTAX_ERROR, f"syntax error: {first_line}", line, column)
 
 
-def _check_syntax_cheaply(text: str, path: str, result: LintResult) -> None:
-    """A file no rule can fire in is still checked for syntax, with Python's own parser."""
+def _check_syntax_cheaply(text: str, path: str, result: LintResult) -> bool:
+    """Check syntax with Python's own parser (files no rule can fire in, libcst failures)."""
     try:
         compile(text, path, "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
+        return True
     except SyntaxError as exc:
         result.parsed = False
         result.diagnostics.append(_syntax_diagnostic(path, exc.lineno or 1, exc.offset or 1, exc.msg))
     except (ValueError, RecursionError, MemoryError) as exc:
         result.parsed = False
         result.errors.append(f"cannot parse: {type(exc).__name__}: {exc}")
+    return False
