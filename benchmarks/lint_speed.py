@@ -12,6 +12,7 @@ peak resident memory of the largest process, then the ratios (b)/(a), (c)/(a), (
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
 import platform
 import subprocess
@@ -60,6 +61,17 @@ def parse_loop(root: str) -> None:
             libcst.parse_module(handle.read())
 
 
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def count_lines(files: List[str]) -> int:
     total = 0
     for path in files:
@@ -91,8 +103,8 @@ def main() -> None:
             measure(f"(c) torchlint, {args.jobs} jobs, cold", parallel),
             measure(f"(d) torchlint, {args.jobs} jobs, cached", parallel),
         ]
-    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.processor() or platform.system()}; "
-          f"Python {platform.python_version()}")
+    print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs, {platform.system()}; Python {platform.python_version()}, "
+          f"libcst {importlib.metadata.version('libcst')}")
     print(f"corpus: {len(files)} files, {lines} lines ({source})")
     print(f"{'measurement':<32}{'wall s':>8}{'lines/s':>10}{'CPU s':>8}{'peak MB':>9}")
     for m in results:

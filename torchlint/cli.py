@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections import Counter
@@ -101,6 +102,7 @@ def _check_command(argv: List[str]) -> int:
     settings = _settings(args)
     mode = DIFF if args.diff else FIX if args.fix else CHECK
     files, errors = discover(args.paths, settings)
+    gc.freeze()  # what is loaded by now lives until exit: spare the collector rescanning it
     cache = None if args.no_cache else Cache(args.cache_dir or default_directory(settings), settings)
     with progress_bar(len(files), enabled=args.output_format != "json") as advance:
         outcomes = run(files, settings, Options(mode, args.unsafe_fixes), args.jobs or available_cpus(), cache, advance)
