@@ -12,6 +12,7 @@ from typing import Dict, FrozenSet, List, Optional
 
 import libcst as cst
 
+from torchlint.context.dataflow import Assignments, uses_cuda
 from torchlint.context.imports import ImportTable, dotted_name
 from torchlint.context.scopes import Scope, function_hot_reason, is_training_step_call, settle_helpers
 from torchlint.context.tensors import HOST, NOT, TENSOR, TensorInference, parameter_kind
@@ -28,9 +29,12 @@ class FileContext:
         self.scope = self.module_scope
         self._hot_functions = hot_functions
         self._functions: List[Scope] = []
-        # Per function scope: local name -> tensor kind, and -> last assigned expression.
+        # Per function scope: local name -> tensor kind, and the history of assigned values.
         self._kinds: Dict[Scope, Dict[str, Optional[str]]] = {self.module_scope: {}}
-        self._values: Dict[Scope, Dict[str, cst.BaseExpression]] = {self.module_scope: {}}
+        self._values: Dict[Scope, Assignments] = {self.module_scope: Assignments()}
+        self._order: Dict[int, int] = {}  # id(assigned expression) -> its assignment number
+        self._assignments = 0
+        self._uses_cuda: Optional[bool] = None
         self._inference = TensorInference(self.qualname, self._name_kind)
 
     # ---- questions rules ask -------------------------------------------------------
@@ -40,9 +44,25 @@ class FileContext:
     def tensor_kind(self, node: cst.BaseExpression) -> Optional[str]:
         return self._inference.kind(node)
 
-    def value_of(self, name: str) -> Optional[cst.BaseExpression]:
-        """The expression last assigned to ``name`` in the current function, if simple."""
-        return self._values[self.scope.function].get(name)
+    def value_of(
+        self, name: str, before: Optional[cst.BaseExpression] = None
+    ) -> Optional[cst.BaseExpression]:
+        """The expression last assigned to ``name`` in the current function, if simple.
+
+        With ``before`` (an assigned expression that mentions ``name``), the value ``name``
+        held when that assignment ran: ``img = img.transpose(2, 0, 1)`` looks back past itself.
+        """
+        order = self._order.get(id(before)) if before is not None else None
+        if before is not None and order is None:
+            return None
+        return self._values[self.scope.function].latest(name, order)
+
+    @property
+    def uses_cuda(self) -> bool:
+        """The file moves data to, or queries, a CUDA device somewhere."""
+        if self._uses_cuda is None:
+            self._uses_cuda = uses_cuda(self.module.code)
+        return self._uses_cuda
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:
@@ -59,6 +79,10 @@ class FileContext:
     # ---- the traversal ---------------------------------------------------------------
     def _name_kind(self, name: str) -> Optional[str]:
         return self._kinds[self.scope.function].get(name)
+
+    def _next_order(self) -> int:
+        self._assignments += 1
+        return self._assignments
 
     def _push(self, scope: Scope) -> None:
         self.scope = scope
@@ -92,7 +116,7 @@ class FileContext:
             owner.methods[name] = scope
         self._functions.append(scope)
         self._kinds[scope] = kinds = {}
-        self._values[scope] = {}
+        self._values[scope] = Assignments()
         if scope.hot_reason:
             params = node.params
             for param in (*params.posonly_params, *params.params, *params.kwonly_params):
@@ -140,7 +164,7 @@ class FileContext:
             kinds = self._kinds[self.scope.function]
             name = node.target.value
             kinds[name] = kinds.get(name) if kinds.get(name) in (TENSOR, HOST) else None
-            self._values[self.scope.function].pop(name, None)
+            self._values[self.scope.function].bind(name, None, self._next_order())
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -152,10 +176,10 @@ class FileContext:
         function = self.scope.function
         if isinstance(target, cst.Name):
             self._kinds[function][target.value] = kind
-            if value is None:
-                self._values[function].pop(target.value, None)
-            else:
-                self._values[function][target.value] = value
+            order = self._next_order()
+            if value is not None:
+                self._order[id(value)] = order
+            self._values[function].bind(target.value, value, order)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._bind_target(element.value, None)
