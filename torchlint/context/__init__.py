@@ -13,6 +13,7 @@ from typing import Dict, FrozenSet, List, Optional
 import libcst as cst
 
 from torchlint.context.dataflow import Assignments, uses_cuda
+from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.imports import ImportTable, dotted_name
 from torchlint.context.scopes import Scope, function_hot_reason, is_training_step_call, settle_helpers
 from torchlint.context.tensors import HOST, NOT, TENSOR, TensorInference, parameter_kind
@@ -35,6 +36,8 @@ class FileContext:
         self._order: Dict[int, int] = {}  # id(assigned expression) -> its assignment number
         self._assignments = 0
         self._uses_cuda: Optional[bool] = None
+        self._test_module: Optional[bool] = None
+        self.datasets = DatasetFacts(self)
         self._inference = TensorInference(self.qualname, self._name_kind)
 
     # ---- questions rules ask -------------------------------------------------------
@@ -63,6 +66,13 @@ class FileContext:
         if self._uses_cuda is None:
             self._uses_cuda = uses_cuda(self.module.code)
         return self._uses_cuda
+
+    @property
+    def is_test_module(self) -> bool:
+        """The file holds tests (imports pytest/unittest or defines ``test_*`` functions)."""
+        if self._test_module is None:
+            self._test_module = is_test_module(self.module, self.imports)
+        return self._test_module
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:

@@ -31,6 +31,26 @@ def method_call(node: cst.CSTNode, *names: str) -> Optional[cst.Attribute]:
     return None
 
 
+def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``name=value``: the existing keyword's value replaced, or a new keyword."""
+    existing = keyword(call, name)
+    if existing is not None:
+        return call.with_deep_changes(existing, value=value)
+    arg = cst.Arg(
+        value=value,
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
+    args = list(call.args)
+    if args and isinstance(args[-1].comma, cst.Comma):  # a trailing comma: keep the layout
+        separator = args[-2].comma if len(args) > 1 else None
+        if not isinstance(separator, cst.Comma):
+            separator = cst.Comma(whitespace_after=call.whitespace_before_args)
+        arg = arg.with_changes(comma=args[-1].comma)
+        args[-1] = args[-1].with_changes(comma=separator)
+    return call.with_changes(args=(*args, arg))
+
+
 def literal_value(node: cst.BaseExpression):
     """The Python value of a simple literal (int, float, str, True/False/None), else a sentinel."""
     if isinstance(node, cst.Integer) or isinstance(node, cst.Float):

@@ -6,11 +6,15 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.rules.base import Invalid, Rule
-from torchlint.rules.calls import has_star_args, keyword, positional
+from torchlint.rules.base import Invalid, Replacement, Rule
+from torchlint.rules.calls import has_star_args, keyword, literal_value, positional, with_keyword
+from torchlint.rules.device import device_move
 
 DATALOADER = "torch.utils.data.DataLoader"
-_NUM_WORKERS_POSITION = 5  # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers)
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
+_NUM_WORKERS_POSITION = 5
+_PIN_MEMORY_POSITION = 7
+_ITERATION_WRAPPERS = frozenset({"builtins.enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "rich.progress.track"})
 
 
 def dataloader_call(ctx, node: cst.Call) -> bool:
@@ -24,6 +28,32 @@ def argument(node: cst.Call, name: str, position: int) -> Optional[cst.BaseExpre
         return arg.value
     args = positional(node)
     return args[position].value if len(args) > position else None
+
+
+def _true(node: Optional[cst.BaseExpression]) -> bool:
+    return node is not None and literal_value(node) is True
+
+
+def iterated_loader(ctx, iterable: cst.BaseExpression) -> Optional[cst.Call]:
+    """The ``DataLoader(...)`` call a ``for`` loop iterates (through a name, ``enumerate``, ``tqdm``)."""
+    while isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) in _ITERATION_WRAPPERS:
+        args = positional(iterable)
+        if not args:
+            return None
+        iterable = args[0].value
+    if isinstance(iterable, cst.Name):
+        iterable = ctx.value_of(iterable.value)
+    if isinstance(iterable, cst.Call) and dataloader_call(ctx, iterable):
+        return iterable
+    return None
+
+
+def _bound_names(target: cst.BaseExpression):
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _bound_names(element.value)
 
 
 class DataLoaderWithoutWorkers(Rule):
@@ -52,8 +82,12 @@ class DataLoaderWithoutWorkers(Rule):
     fix_safety = (
         "No fix: the right number of workers depends on the machine's cores and the cost of "
         "loading, and worker processes change where dataset code runs. Not reported when the "
-        "call passes `*args`/`**kwargs`, which may carry `num_workers`, or when the dataset is an "
-        "in-memory `TensorDataset`, where workers would only add overhead."
+        "call passes `*args`/`**kwargs`, which may carry `num_workers`; when the dataset is "
+        "already in memory (a `TensorDataset`, a `range` or list, or a dataset class of the same "
+        "file whose `__getitem__` only indexes stored data), where workers would only add "
+        "overhead; when it is an `IterableDataset` of the same file, which every worker would "
+        "replay unless it shards itself; or in test modules (importing pytest/unittest or "
+        "defining `test_*` functions), whose loaders exercise code rather than train."
     )
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, batch_size=8, num_workers=4)",
@@ -63,23 +97,238 @@ class DataLoaderWithoutWorkers(Rule):
         "from torch.utils.data import DataLoader, TensorDataset\nDataLoader(TensorDataset(x, y), batch_size=8)",
         "from torch.utils.data import DataLoader, TensorDataset\nds = TensorDataset(x, y)\nDataLoader(ds, batch_size=8)",
         "from mylib import DataLoader\nDataLoader(ds, batch_size=8)",
+        "from torch.utils.data import DataLoader\nDataLoader(range(64), batch_size=8)",
+        "from torch.utils.data import DataLoader\nDataLoader([1, 2, 3], batch_size=2)",
+        "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n"
+        "class Random(Dataset):\n    def __init__(self, n):\n        self.data = torch.randn(n, 32)\n\n"
+        "    def __getitem__(self, i):\n        return self.data[i]\n\n"
+        "loader = DataLoader(Random(64), batch_size=8)",
+        "from torch.utils.data import DataLoader, IterableDataset\n\n"
+        "class Stream(IterableDataset):\n    def __iter__(self):\n        yield from read_shards()\n\n"
+        "loader = DataLoader(Stream(), batch_size=8)",
+        "import pytest\nfrom torch.utils.data import DataLoader\n\n"
+        "def test_loader(ds):\n    assert len(DataLoader(ds, batch_size=8)) == 4",
     )
     invalid = (
         Invalid("from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"),
         Invalid("import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=0)\n"),
         Invalid("from torch.utils.data import DataLoader as DL\nloader = DL(ds, shuffle=True)\n"),
         Invalid("from torch.utils.data.dataloader import DataLoader\nloader = DataLoader(ds)\n"),
+        Invalid(
+            "from PIL import Image\nfrom torch.utils.data import DataLoader, Dataset\n\n"
+            "class Images(Dataset):\n    def __getitem__(self, i):\n        return Image.open(self.paths[i])\n\n"
+            "loader = DataLoader(Images(), batch_size=8)\n"
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not dataloader_call(self.ctx, node) or self._in_memory_dataset(node):
+        if not dataloader_call(self.ctx, node) or self.ctx.is_test_module:
             return
         workers = argument(node, "num_workers", _NUM_WORKERS_POSITION)
-        if workers is None or (isinstance(workers, cst.Integer) and workers.evaluated_value == 0):
+        if workers is None or literal_value(workers) == 0:
+            if not self.ctx.datasets.needs_no_workers(argument(node, "dataset", 0)):
+                self.report(node)
+
+
+class WorkersNotPersistent(Rule):
+    code = "TL502"
+    name = "dataloader-workers-not-persistent"
+    message = (
+        "DataLoader starts its worker processes anew for every epoch; pass `persistent_workers=True` "
+        "to keep them alive between epochs"
+    )
+    fix = "unsafe"
+    triggers = ("DataLoader",)
+    what = (
+        "Finds `torch.utils.data.DataLoader(...)` with worker processes (`num_workers` a literal "
+        "above 0, or a variable) and no `persistent_workers` argument."
+    )
+    why = (
+        "Without `persistent_workers`, each `iter(loader)` (every epoch, every validation pass) "
+        "starts `num_workers` new processes and shuts them down when the pass ends. Each start "
+        "pays the process creation, and all the per-worker set-up the dataset does lazily (opening "
+        "files, LMDB/HDF5 handles, tokenizers); with the `spawn` or `forkserver` start methods it "
+        "also starts an interpreter, imports torch and unpickles the dataset in every worker. The "
+        "training step waits for that at the start of every epoch."
+    )
+    example = "loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8)"
+    use_instead = (
+        "loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8,\n"
+        "                    persistent_workers=True)"
+    )
+    fix_safety = (
+        "Unsafe: the workers keep the copy of the dataset they were started with, so changes the "
+        "main process makes to the dataset between epochs (a curriculum, a resampled subset, a "
+        "`set_epoch` on the dataset) no longer reach them; the worker processes and their memory "
+        "also stay alive while the loader exists. The fix adds `persistent_workers=True`, or "
+        "`persistent_workers=<num_workers> > 0` when the worker count is a variable, because "
+        "`DataLoader` rejects persistent workers when `num_workers` is 0. Not reported when the "
+        "call passes `*args`/`**kwargs`, gives `persistent_workers` in any form, or is built inside "
+        "a loop (a loader made anew every epoch gains nothing: build it once)."
+    )
+    valid = (
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4, persistent_workers=True)",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=n, persistent_workers=n > 0)",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4, persistent_workers=False)",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0)",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, batch_size=8)",
+        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4, **kwargs)",
+        "from torch.utils.data import DataLoader\nfor epoch in range(10):\n"
+        "    for batch in DataLoader(subset(epoch), num_workers=4):\n        step(batch)",
+    )
+    invalid = (
+        Invalid(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n",
+            "from torch.utils.data import DataLoader\n"
+            "loader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)\n",
+        ),
+        Invalid(
+            "import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=args.workers)\n",
+            "import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=args.workers, "
+            "persistent_workers=args.workers > 0)\n",
+        ),
+        Invalid(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(\n    ds,\n    num_workers=8,\n)\n",
+            "from torch.utils.data import DataLoader\nloader = DataLoader(\n    ds,\n    num_workers=8,\n"
+            "    persistent_workers=True,\n)\n",
+        ),
+        Invalid("from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=os.cpu_count() // 2)\n"),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not dataloader_call(self.ctx, node) or keyword(node, "persistent_workers") is not None:
+            return
+        if self.ctx.scope.kind == "loop":
+            return
+        workers = argument(node, "num_workers", _NUM_WORKERS_POSITION)
+        if workers is None:
+            return
+        value = literal_value(workers)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            self.report(node, replacements=(Replacement(node, with_keyword(node, "persistent_workers", cst.Name("True"))),))
+        elif isinstance(workers, (cst.Name, cst.Attribute)):
+            persistent = cst.Comparison(workers, [cst.ComparisonTarget(cst.GreaterThan(), cst.Integer("0"))])
+            self.report(node, replacements=(Replacement(node, with_keyword(node, "persistent_workers", persistent)),))
+        elif isinstance(workers, (cst.Call, cst.BinaryOperation, cst.IfExp, cst.Subscript)):
             self.report(node)
 
-    def _in_memory_dataset(self, node: cst.Call) -> bool:
-        dataset = argument(node, "dataset", 0)
-        if isinstance(dataset, cst.Name):
-            dataset = self.ctx.value_of(dataset.value) or dataset
-        return isinstance(dataset, cst.Call) and (self.ctx.qualname(dataset.func) or "").endswith("TensorDataset")
+
+class BatchesNotPinned(Rule):
+    code = "TL503"
+    name = "dataloader-not-pinned"
+    message = (
+        "batches from this DataLoader are copied to the GPU from pageable memory; pass "
+        "`pin_memory=True` so the copy can be asynchronous"
+    )
+    non_blocking_message = (
+        "copy of a batch from a pinned DataLoader without `non_blocking=True`: it still blocks "
+        "until the GPU is idle"
+    )
+    fix = "unsafe"
+    triggers = ("DataLoader",)
+    what = (
+        "Finds the pair that makes host-to-device copies of batches asynchronous: a "
+        "`DataLoader(...)` with no `pin_memory` argument whose batches are moved to the GPU "
+        "(`x.to(device)`, `x.cuda()`) in a `for` loop over it in the same function; and, for a "
+        "loader with `pin_memory=True`, such a move without `non_blocking=True`. Only in files that "
+        "use CUDA."
+    )
+    why = (
+        "A copy from ordinary (pageable) host memory goes through a staging buffer of the driver, "
+        "and PyTorch makes it synchronous: the CPU waits until every kernel already queued has run "
+        "and the copy is done, so it cannot prepare the next step meanwhile. From pinned memory "
+        "with `non_blocking=True`, the copy is one asynchronous DMA that overlaps with the CPU's "
+        "work. `DataLoader(pin_memory=True)` pins batches in a background thread, off the training "
+        "step; both halves are needed, since a blocking copy from pinned memory still waits."
+    )
+    example = (
+        "loader = DataLoader(dataset, batch_size=64, num_workers=8)\n"
+        "for x, y in loader:\n"
+        "    x, y = x.to(device), y.to(device)"
+    )
+    use_instead = (
+        "loader = DataLoader(dataset, batch_size=64, num_workers=8, pin_memory=True)\n"
+        "for x, y in loader:\n"
+        "    x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)"
+    )
+    fix_safety = (
+        "Unsafe: pinned memory is page-locked and taken from the host's RAM, so very large batches "
+        "or many loaders can exhaust it; on a machine without a GPU `pin_memory=True` only warns. "
+        "With `non_blocking=True` the CPU no longer waits for the copy, so code that reads the "
+        "host tensor's values later through another path than the copied tensor could observe it "
+        "being reused. Explicit `.pin_memory()` calls inside the step are never suggested: pinning "
+        "on the fly costs more than the copy it speeds up."
+    )
+    valid = (
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True)\n"
+        "for x in loader:\n    x = x.to('cuda', non_blocking=True)",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=use_cuda)\n"
+        "for x in loader:\n    x = x.cuda()",
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nfor x in loader:\n    x = x.to(device)",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        "for x in loader:\n    x = x.to(torch.float16)\nmodel.cuda()",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        "for x in loader:\n    x = x.to('cpu')\nmodel.cuda()",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, **kw)\n"
+        "for x in loader:\n    x = x.cuda()",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\nloader = wrap(loader)\n"
+        "for x in loader:\n    x = x.cuda()",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        "for x in loader:\n    y = torch.zeros(3).cuda()",
+    )
+    invalid = (
+        Invalid(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
+            "for x, y in loader:\n    x, y = x.cuda(), y.cuda()\n",
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, pin_memory=True)\n"
+            "for x, y in loader:\n    x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader\n\ndef train(model, ds, device):\n"
+            "    loader = DataLoader(ds, batch_size=32, pin_memory=True)\n"
+            "    for step, (x, y) in enumerate(loader):\n        x = x.to(device)\n"
+            "        loss = model(x, y.to(device, non_blocking=True))\n"
+            "device = torch.device('cuda')\n",
+            "import torch\nfrom torch.utils.data import DataLoader\n\ndef train(model, ds, device):\n"
+            "    loader = DataLoader(ds, batch_size=32, pin_memory=True)\n"
+            "    for step, (x, y) in enumerate(loader):\n        x = x.to(device, non_blocking=True)\n"
+            "        loss = model(x, y.to(device, non_blocking=True))\n"
+            "device = torch.device('cuda')\n",
+        ),
+    )
+
+    def __init__(self, ctx, sink) -> None:
+        super().__init__(ctx, sink)
+        self._loops = []  # (for node, names bound to batches, the loader call)
+
+    def visit_For(self, node: cst.For) -> None:
+        loader = iterated_loader(self.ctx, node.iter)
+        if loader is not None and self.ctx.uses_cuda:
+            self._loops.append((node, frozenset(_bound_names(node.target)), loader))
+
+    def leave_For(self, node: cst.For) -> None:
+        if self._loops and self._loops[-1][0] is node:
+            self._loops.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._loops or device_move(self.ctx, node) is None:
+            return
+        owner = node.func.value
+        if not isinstance(owner, cst.Name) or self.ctx.value_of(owner.value) is not None:
+            return  # not a batch as the loop bound it
+        for _, names, loader in self._loops:
+            if owner.value in names:
+                self._check(loader, node)
+                return
+
+    def _check(self, loader: cst.Call, move: cst.Call) -> None:
+        pin = argument(loader, "pin_memory", _PIN_MEMORY_POSITION)
+        if pin is None:
+            fixed = with_keyword(loader, "pin_memory", cst.Name("True"))
+            self.report(loader, replacements=(Replacement(loader, fixed),))
+        elif _true(pin) and not _true(getattr(keyword(move, "non_blocking"), "value", None)):
+            if keyword(move, "non_blocking") is None:
+                fixed = with_keyword(move, "non_blocking", cst.Name("True"))
+                self.report(move, self.non_blocking_message, (Replacement(move, fixed),))
+            else:
+                self.report(move, self.non_blocking_message)

@@ -9,7 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.rules.base import Invalid, Replacement, Rule
-from torchlint.rules.calls import has_star_args, keyword, method_call, positional
+from torchlint.rules.calls import has_star_args, keyword, method_call, positional, with_keyword
 
 FACTORIES = frozenset(
     "randperm randn rand randint zeros ones empty full arange linspace logspace eye tensor as_tensor".split()
@@ -102,18 +102,6 @@ def device_move(ctx, call: cst.Call) -> Optional[Move]:
     return Move(device, dtype, foldable)
 
 
-def _with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
-    existing = keyword(call, name)
-    if existing is not None:
-        return call.with_deep_changes(existing, value=value)
-    arg = cst.Arg(
-        value=value,
-        keyword=cst.Name(name),
-        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-    )
-    return call.with_changes(args=(*call.args, arg))
-
-
 class FactoryThenMoved(Rule):
     code = "TL101"
     name = "factory-without-device"
@@ -204,7 +192,7 @@ class FactoryThenMoved(Rule):
         code_for = self.ctx.module.code_for_node
         if code_for(move_call).count("#") != code_for(factory).count("#"):
             return ()  # a comment lives in the part the fix would drop
-        fixed = _with_keyword(factory, "device", move.device)
+        fixed = with_keyword(factory, "device", move.device)
         if move.dtype is not None:
-            fixed = _with_keyword(fixed, "dtype", move.dtype)
+            fixed = with_keyword(fixed, "dtype", move.dtype)
         return (Replacement(move_call, fixed),)
