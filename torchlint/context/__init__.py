@@ -8,11 +8,11 @@ re-deriving the answers.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.context.dataflow import Assignments, uses_cuda
+from torchlint.context.dataflow import Assignments, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.imports import ImportTable, dotted_name
 from torchlint.context.scopes import Scope, function_hot_reason, is_training_step_call, settle_helpers
@@ -22,8 +22,9 @@ __all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "dotted_name"]
 
 
 class FileContext:
-    def __init__(self, module: cst.Module, hot_functions: FrozenSet[str] = frozenset()) -> None:
+    def __init__(self, module: cst.Module, hot_functions: FrozenSet[str] = frozenset(), path: str = "") -> None:
         self.module = module
+        self.path = path
         self.imports = ImportTable()
         self.ancestors: List[cst.CSTNode] = []
         self.module_scope = Scope("module", "<module>", None, module)
@@ -38,6 +39,7 @@ class FileContext:
         self._uses_cuda: Optional[bool] = None
         self._test_module: Optional[bool] = None
         self.datasets = DatasetFacts(self)
+        self._class_attributes: Dict[Scope, Dict[str, Optional[cst.BaseExpression]]] = {}
         self._inference = TensorInference(self.qualname, self._name_kind)
 
     # ---- questions rules ask -------------------------------------------------------
@@ -60,6 +62,16 @@ class FileContext:
             return None
         return self._values[self.scope.function].latest(name, order)
 
+    def attribute_value(self, name: str) -> Optional[cst.BaseExpression]:
+        """The one expression assigned to ``self.<name>`` in the enclosing class, if unique."""
+        cls = self.scope.enclosing_class if self.scope.kind != "class" else self.scope
+        if cls is None or not isinstance(cls.node, cst.ClassDef):
+            return None
+        attributes = self._class_attributes.get(cls)
+        if attributes is None:
+            attributes = self._class_attributes[cls] = self_attributes(cls.node)
+        return attributes.get(name)
+
     @property
     def uses_cuda(self) -> bool:
         """The file moves data to, or queries, a CUDA device somewhere."""
@@ -69,15 +81,24 @@ class FileContext:
 
     @property
     def is_test_module(self) -> bool:
-        """The file holds tests (imports pytest/unittest or defines ``test_*`` functions)."""
+        """The file holds tests: by its path, its imports (pytest/unittest) or ``test_*`` functions."""
         if self._test_module is None:
-            self._test_module = is_test_module(self.module, self.imports)
+            self._test_module = is_test_module(self.module, self.imports, self.path)
         return self._test_module
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:
         """The parent of the node being visited (valid inside ``visit_*``)."""
         return self.ancestors[-1] if self.ancestors else None
+
+    def indentation(self) -> Tuple[str, ...]:
+        """The indentation of the block the visited node sits in, one token per level."""
+        default = self.module.default_indent
+        return tuple(
+            node.indent if node.indent is not None else default
+            for node in self.ancestors
+            if isinstance(node, cst.IndentedBlock)
+        )
 
     def inside(self, *types: type) -> bool:
         return any(isinstance(node, types) for node in self.ancestors)

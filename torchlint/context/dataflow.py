@@ -34,6 +34,24 @@ class Assignments:
         return None
 
 
+def self_attributes(cls: cst.ClassDef) -> Dict[str, Optional[cst.BaseExpression]]:
+    """``self.name = value`` assignments in a class's methods; None where assigned more than once."""
+    found: Dict[str, Optional[cst.BaseExpression]] = {}
+    stack = [cls.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.ClassDef):
+            continue  # a nested class has its own ``self``
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                attr = target.target
+                if isinstance(attr, cst.Attribute) and isinstance(attr.value, cst.Name) and attr.value.value == "self":
+                    name = attr.attr.value
+                    found[name] = None if name in found else node.value
+        stack.extend(child for child in node.children if not isinstance(child, cst.BaseExpression))
+    return found
+
+
 def uses_cuda(code: str) -> bool:
     """Does the file's text move anything to, or ask anything of, a CUDA device?"""
     return bool(_CUDA_USE.search(code))

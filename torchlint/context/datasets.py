@@ -8,6 +8,7 @@ code rather than to train.
 
 from __future__ import annotations
 
+import re
 from typing import Dict, Optional
 
 import libcst as cst
@@ -16,15 +17,19 @@ from torchlint.context.imports import dotted_name
 
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
 _TEST_IMPORTS = ("pytest", "unittest")
+_SUBSET = "torch.utils.data.Subset"
+_MAX_STEPS = 8
+_TEST_PATH = re.compile(r"(^|[\\/])(tests?|testing|test_utils)[\\/]|(^|[\\/])(test_\w*|\w*_test|conftest)\.py$")
 
 
 def module_classes(module: cst.Module) -> Dict[str, cst.ClassDef]:
     return {node.name.value: node for node in module.body if isinstance(node, cst.ClassDef)}
 
 
-def is_test_module(module: cst.Module, imports) -> bool:
-    """A module of tests: it imports pytest/unittest or defines top-level ``test_*`` functions."""
-    if any(imports.imports(name) for name in _TEST_IMPORTS):
+def is_test_module(module: cst.Module, imports, path: str = "") -> bool:
+    """Test code: under a tests/test_utils folder, named test_*.py, importing pytest/unittest,
+    or defining top-level ``test_*`` functions."""
+    if _TEST_PATH.search(path) or any(imports.imports(name) for name in _TEST_IMPORTS):
         return True
     return any(
         isinstance(node, cst.FunctionDef) and node.name.value.startswith("test_") for node in module.body
@@ -63,8 +68,7 @@ class DatasetFacts:
 
     def needs_no_workers(self, dataset: Optional[cst.BaseExpression]) -> bool:
         """In memory already (workers only add overhead) or iterable (workers would replay it)."""
-        if isinstance(dataset, cst.Name):
-            dataset = self._ctx.value_of(dataset.value) or dataset
+        dataset = self._resolve(dataset)
         if isinstance(dataset, (cst.List, cst.Tuple, cst.ListComp)):
             return True
         if not isinstance(dataset, cst.Call):
@@ -74,6 +78,22 @@ class DatasetFacts:
             return True
         cls = self._class_of(dataset)
         return cls is not None and (self._iterable(cls) or self._indexes_memory(cls))
+
+    def _resolve(self, dataset: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+        """Follow names, ``self.<attr>`` and ``Subset(ds, ...)`` to the expression that built it."""
+        for _ in range(_MAX_STEPS):
+            if isinstance(dataset, cst.Name):
+                value = self._ctx.value_of(dataset.value)
+            elif isinstance(dataset, cst.Attribute) and dotted_name(dataset.value) == "self":
+                value = self._ctx.attribute_value(dataset.attr.value)
+            elif isinstance(dataset, cst.Call) and self._ctx.qualname(dataset.func) == _SUBSET and dataset.args:
+                value = dataset.args[0].value
+            else:
+                return dataset
+            if value is None:
+                return dataset
+            dataset = value
+        return dataset
 
     def _iterable(self, cls: cst.ClassDef) -> bool:
         return any((dotted_name(base.value) or "").endswith("IterableDataset") for base in cls.bases)

@@ -9,9 +9,10 @@ from torchlint.rules.dataloading import BatchesNotPinned, DataLoaderWithoutWorke
 from torchlint.rules.device import FactoryThenMoved
 from torchlint.rules.layout import NegativeStrideFromNumpy
 from torchlint.rules.parallel import DataParallelUsed
+from torchlint.rules.timing import TimingWithoutSync
 
 ALL_RULES: Tuple[Type[Rule], ...] = tuple(
     sorted((FactoryThenMoved, DataLoaderWithoutWorkers, NegativeStrideFromNumpy, DataParallelUsed,
-            WorkersNotPersistent, BatchesNotPinned), key=lambda rule: rule.code)
+            WorkersNotPersistent, BatchesNotPinned, TimingWithoutSync), key=lambda rule: rule.code)
 )
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 
 def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
@@ -63,3 +64,14 @@ def literal_value(node: cst.BaseExpression):
 
 
 NOT_LITERAL = object()
+
+
+def code_in_block(module: cst.Module, node: cst.CSTNode, indentation: Sequence[str]) -> str:
+    """The source of ``node`` as it would read inside a block indented by ``indentation``.
+
+    ``module.code_for_node`` renders a node as if at the top level, so the continuation lines
+    of a multi-line call lose their block's indentation; this keeps them.
+    """
+    state = CodegenState(module.default_indent, module.default_newline, indent_tokens=list(indentation))
+    node._codegen(state)
+    return "".join(state.tokens)

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
+from torchlint.context import dotted_name
 from torchlint.rules.base import Invalid, Replacement, Rule
-from torchlint.rules.calls import has_star_args, keyword, literal_value, positional, with_keyword
+from torchlint.rules.calls import code_in_block, has_star_args, keyword, literal_value, positional, with_keyword
 from torchlint.rules.device import device_move
 
 DATALOADER = "torch.utils.data.DataLoader"
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
 _NUM_WORKERS_POSITION = 5
 _PIN_MEMORY_POSITION = 7
+_EPOCH_HOOKS = frozenset({"train_dataloader", "val_dataloader"})  # Lightning: re-iterated every epoch
 _ITERATION_WRAPPERS = frozenset({"builtins.enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "rich.progress.track"})
 
 
@@ -141,7 +143,10 @@ class WorkersNotPersistent(Rule):
     triggers = ("DataLoader",)
     what = (
         "Finds `torch.utils.data.DataLoader(...)` with worker processes (`num_workers` a literal "
-        "above 0, or a variable) and no `persistent_workers` argument."
+        "above 0, or a variable) and no `persistent_workers` argument, when the loader is iterated "
+        "more than once: it is named inside the body of a loop (an epoch loop) after being built in "
+        "the same function, kept on `self`, or returned by a Lightning `train_dataloader` / "
+        "`val_dataloader` hook, which Lightning iterates every epoch."
     )
     why = (
         "Without `persistent_workers`, each `iter(loader)` (every epoch, every validation pass) "
@@ -164,53 +169,106 @@ class WorkersNotPersistent(Rule):
         "`persistent_workers=<num_workers> > 0` when the worker count is a variable, because "
         "`DataLoader` rejects persistent workers when `num_workers` is 0. Not reported when the "
         "call passes `*args`/`**kwargs`, gives `persistent_workers` in any form, or is built inside "
-        "a loop (a loader made anew every epoch gains nothing: build it once)."
+        "a loop (a loader made anew every epoch gains nothing: build it once), when nothing shows the "
+        "loader is iterated twice (a one-shot evaluation loader, `test_dataloader`), or in test code."
     )
     valid = (
-        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4, persistent_workers=True)",
-        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=n, persistent_workers=n > 0)",
-        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4, persistent_workers=False)",
-        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=0)",
-        "from torch.utils.data import DataLoader\nDataLoader(ds, batch_size=8)",
-        "from torch.utils.data import DataLoader\nDataLoader(ds, num_workers=4, **kwargs)",
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, persistent_workers=True)\n"
+        "for epoch in range(3):\n    for batch in loader:\n        step(batch)",
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=n, persistent_workers=n > 0)\n"
+        "for epoch in range(3):\n    train(loader)",
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=0)\n"
+        "for epoch in range(3):\n    train(loader)",
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, **kwargs)\n"
+        "for epoch in range(3):\n    train(loader)",
+        "from torch.utils.data import DataLoader\n\ndef score(ds):\n    loader = DataLoader(ds, num_workers=4)\n"
+        "    for batch in loader:\n        update(batch)",
         "from torch.utils.data import DataLoader\nfor epoch in range(10):\n"
         "    for batch in DataLoader(subset(epoch), num_workers=4):\n        step(batch)",
+        "from torch.utils.data import DataLoader\n\nclass Data:\n    def test_dataloader(self):\n"
+        "        return DataLoader(self.test_set, num_workers=4)",
     )
     invalid = (
         Invalid(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n",
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, num_workers=4)\n"
+            "for epoch in range(3):\n    for batch in loader:\n        step(batch)\n",
             "from torch.utils.data import DataLoader\n"
-            "loader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)\n",
+            "loader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)\n"
+            "for epoch in range(3):\n    for batch in loader:\n        step(batch)\n",
         ),
         Invalid(
-            "import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=args.workers)\n",
-            "import torch\nloader = torch.utils.data.DataLoader(ds, num_workers=args.workers, "
-            "persistent_workers=args.workers > 0)\n",
+            "import torch\n\ndef main(args):\n    loader = torch.utils.data.DataLoader(ds, num_workers=args.workers)\n"
+            "    for epoch in range(args.epochs):\n        train_one_epoch(model, loader)\n",
+            "import torch\n\ndef main(args):\n    loader = torch.utils.data.DataLoader(ds, num_workers=args.workers, "
+            "persistent_workers=args.workers > 0)\n"
+            "    for epoch in range(args.epochs):\n        train_one_epoch(model, loader)\n",
         ),
         Invalid(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(\n    ds,\n    num_workers=8,\n)\n",
-            "from torch.utils.data import DataLoader\nloader = DataLoader(\n    ds,\n    num_workers=8,\n"
-            "    persistent_workers=True,\n)\n",
+            "from torch.utils.data import DataLoader\n\nclass Data:\n    def train_dataloader(self):\n"
+            "        return DataLoader(\n            self.train_set,\n            num_workers=8,\n        )\n",
+            "from torch.utils.data import DataLoader\n\nclass Data:\n    def train_dataloader(self):\n"
+            "        return DataLoader(\n            self.train_set,\n            num_workers=8,\n"
+            "            persistent_workers=True,\n        )\n",
         ),
-        Invalid("from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=os.cpu_count() // 2)\n"),
+        Invalid(
+            "from torch.utils.data import DataLoader\n\nclass Trainer:\n    def __init__(self, ds):\n"
+            "        self.loader = DataLoader(ds, num_workers=os.cpu_count() // 2)\n"
+        ),
     )
+
+    def __init__(self, ctx, sink) -> None:
+        super().__init__(ctx, sink)
+        self._pending: Dict[Tuple[object, str], Tuple[cst.Call, tuple]] = {}  # (function, name) -> finding
 
     def visit_Call(self, node: cst.Call) -> None:
         if not dataloader_call(self.ctx, node) or keyword(node, "persistent_workers") is not None:
             return
-        if self.ctx.scope.kind == "loop":
+        if self.ctx.scope.kind == "loop" or self.ctx.is_test_module:
             return
         workers = argument(node, "num_workers", _NUM_WORKERS_POSITION)
-        if workers is None:
+        fix = self._fix(node, workers, self.ctx.indentation()) if workers is not None else None
+        if fix is None:
             return
+        parent = self.ctx.parent
+        if isinstance(parent, cst.Return) and self.ctx.scope.function.name in _EPOCH_HOOKS:
+            self.report(node, replacements=fix)  # Lightning iterates it again every epoch
+        elif isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
+                self.report(node, replacements=fix)  # kept on the object to be iterated again
+            elif isinstance(target, cst.Name):
+                self._pending[(self.ctx.scope.function, target.value)] = (node, fix)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        """A loader named in the body of a loop (an epoch loop) after it was built is iterated again."""
+        pending = self._pending.pop((self.ctx.scope.function, node.value), None)
+        if pending is None:
+            return
+        if self._in_loop_body():
+            self.report(pending[0], replacements=pending[1])
+        else:
+            self._pending[(self.ctx.scope.function, node.value)] = pending
+
+    def _in_loop_body(self) -> bool:
+        ancestors = self.ctx.ancestors
+        for outer, inner in zip(ancestors, ancestors[1:]):
+            if isinstance(outer, (cst.For, cst.While)) and inner is outer.body:
+                return True
+        return False
+
+    def _fix(self, node: cst.Call, workers: cst.BaseExpression, indentation) -> Optional[tuple]:
+        """The replacement that adds ``persistent_workers``; () for no fix, None when not reported."""
         value = literal_value(workers)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            self.report(node, replacements=(Replacement(node, with_keyword(node, "persistent_workers", cst.Name("True"))),))
+            persistent: cst.BaseExpression = cst.Name("True")
         elif isinstance(workers, (cst.Name, cst.Attribute)):
             persistent = cst.Comparison(workers, [cst.ComparisonTarget(cst.GreaterThan(), cst.Integer("0"))])
-            self.report(node, replacements=(Replacement(node, with_keyword(node, "persistent_workers", persistent)),))
         elif isinstance(workers, (cst.Call, cst.BinaryOperation, cst.IfExp, cst.Subscript)):
-            self.report(node)
+            return ()
+        else:
+            return None
+        fixed = with_keyword(node, "persistent_workers", persistent)
+        return (Replacement(node, code_in_block(self.ctx.module, fixed, indentation)),)
 
 
 class BatchesNotPinned(Rule):
@@ -300,10 +358,11 @@ class BatchesNotPinned(Rule):
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
         self._loops = []  # (for node, names bound to batches, the loader call)
+        self._indentation: Dict[int, Tuple[str, ...]] = {}  # id(loader call) -> its block's indentation
 
     def visit_For(self, node: cst.For) -> None:
         loader = iterated_loader(self.ctx, node.iter)
-        if loader is not None and self.ctx.uses_cuda:
+        if loader is not None and self.ctx.uses_cuda and not self.ctx.is_test_module:
             self._loops.append((node, frozenset(_bound_names(node.target)), loader))
 
     def leave_For(self, node: cst.For) -> None:
@@ -311,6 +370,8 @@ class BatchesNotPinned(Rule):
             self._loops.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
+        if dataloader_call(self.ctx, node):
+            self._indentation[id(node)] = self.ctx.indentation()
         if not self._loops or device_move(self.ctx, node) is None:
             return
         owner = node.func.value
@@ -323,12 +384,15 @@ class BatchesNotPinned(Rule):
 
     def _check(self, loader: cst.Call, move: cst.Call) -> None:
         pin = argument(loader, "pin_memory", _PIN_MEMORY_POSITION)
+        module = self.ctx.module
         if pin is None:
             fixed = with_keyword(loader, "pin_memory", cst.Name("True"))
-            self.report(loader, replacements=(Replacement(loader, fixed),))
+            text = code_in_block(module, fixed, self._indentation.get(id(loader), ()))
+            self.report(loader, replacements=(Replacement(loader, text),))
         elif _true(pin) and not _true(getattr(keyword(move, "non_blocking"), "value", None)):
             if keyword(move, "non_blocking") is None:
                 fixed = with_keyword(move, "non_blocking", cst.Name("True"))
-                self.report(move, self.non_blocking_message, (Replacement(move, fixed),))
+                text = code_in_block(module, fixed, self.ctx.indentation())
+                self.report(move, self.non_blocking_message, (Replacement(move, text),))
             else:
                 self.report(move, self.non_blocking_message)

@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.rules.base import Invalid, Replacement, Rule
-from torchlint.rules.calls import has_star_args, method_call, positional
+from torchlint.rules.calls import code_in_block, has_star_args, method_call, positional
 
 # numpy functions and array methods that return a view with the same strides, permuted.
 _PERMUTING_FUNCTIONS = frozenset({"numpy.transpose", "numpy.swapaxes", "numpy.moveaxis", "numpy.rollaxis"})
@@ -155,7 +155,7 @@ class NegativeStrideFromNumpy(Rule):
 
     def _fix(self, argument: cst.BaseExpression):
         alias = self.ctx.imports.alias_of("numpy")
-        code = self.ctx.module.code_for_node(argument)
+        code = code_in_block(self.ctx.module, argument, self.ctx.indentation())
         replacements = [Replacement(argument, f"{alias or 'np'}.ascontiguousarray({code})")]
         if alias is None:
             anchor = self._last_import()
