@@ -353,6 +353,13 @@ class BatchesNotPinned(Rule):
             "        loss = model(x, y.to(device, non_blocking=True))\n"
             "device = torch.device('cuda')\n",
         ),
+        Invalid(
+            "from torch.utils.data import DataLoader\n\ndef fit(model, ds, epochs):\n    loader = DataLoader(\n"
+            "        ds,\n        batch_size=32,\n    )\n    for x in loader:\n        model(x.cuda())\n",
+            "from torch.utils.data import DataLoader\n\ndef fit(model, ds, epochs):\n    loader = DataLoader(\n"
+            "        ds,\n        batch_size=32,\n        pin_memory=True,\n    )\n    for x in loader:\n"
+            "        model(x.cuda(non_blocking=True))\n",
+        ),
     )
 
     def __init__(self, ctx, sink) -> None:

@@ -92,6 +92,10 @@ class NegativeStrideFromNumpy(Rule):
         "import torch\nt = torch.from_numpy(x).flip(0)",
         "import torch\ndef f(img):\n    img = img[::-1]\n\ndef g(img):\n    return torch.from_numpy(img)",
         "import torch\nfor img in images[::-1]:\n    t = torch.from_numpy(img)",
+        "import numpy as np, torch\nimg = img.transpose((2, 0, 1))[::-1]  # HWC to CHW, BGR to RGB\n"
+        "img = np.ascontiguousarray(img)\nt = torch.from_numpy(img)",
+        "import numpy as np, torch\nt = torch.from_numpy(np.flip(img, axis=1).copy())",
+        "import torch\nx = img[::-1]\nimg = other\nt = torch.from_numpy(img)",
     )
     invalid = (
         Invalid(

@@ -43,7 +43,8 @@ class TimingWithoutSync(Rule):
         "`time.monotonic` and `timeit.default_timer`, under any alias) taken after GPU work since "
         "`start = time.perf_counter()` in the same function, with nothing in between that waits for "
         "the device: `torch.cuda.synchronize()`, `.item()`, `.cpu()`, `.tolist()`, `.numpy()`, an "
-        "event's `elapsed_time`/`synchronize`, `print`/`float(...)` of a result. GPU work is a "
+        "event's `elapsed_time`/`synchronize`, `print`/`float(...)` of a result, or a helper whose "
+        "name contains `sync`. GPU work is a "
         "`.backward()`, an `optimizer.step()`, arithmetic on tensors, or a call on or with a tensor. Only in files that use "
         "CUDA."
     )
@@ -88,6 +89,8 @@ class TimingWithoutSync(Rule):
         "import time, torch\nx = torch.randn(8, 8, device='cuda')\nstart = time.time()\ny = x @ x\n"
         "print(y)\nelapsed = time.time() - start",
         "import time, torch\nx = torch.randn(8, 8, device='cuda')\ny = x @ x\ndeadline = time.time() + 60",
+        "import time, torch\nfrom utils import cuda_sync\nx = torch.randn(8, 8, device='cuda')\n"
+        "start = time.time()\ny = x @ x\ncuda_sync()\nelapsed = time.time() - start",
     )
     invalid = (
         Invalid(
@@ -147,8 +150,10 @@ class TimingWithoutSync(Rule):
                 region.gpu_work = True
 
     def _syncs(self, node: cst.Call) -> bool:
+        """A call that waits for the device, or may: a helper whose name says it syncs."""
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _SYNC_METHODS:
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        if name in _SYNC_METHODS or "sync" in str(name).lower():
             return True
         return self.ctx.qualname(func) in _SYNC_BUILTINS
 
