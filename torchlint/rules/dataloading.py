@@ -36,6 +36,11 @@ def _true(node: Optional[cst.BaseExpression]) -> bool:
     return node is not None and literal_value(node) is True
 
 
+def _has_workers(loader: cst.Call) -> bool:
+    workers = argument(loader, "num_workers", _NUM_WORKERS_POSITION)
+    return workers is not None and literal_value(workers) != 0
+
+
 def iterated_loader(ctx, iterable: cst.BaseExpression) -> Optional[cst.Call]:
     """The ``DataLoader(...)`` call a ``for`` loop iterates (through a name, ``enumerate``, ``tqdm``)."""
     while isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) in _ITERATION_WRAPPERS:
@@ -286,7 +291,7 @@ class BatchesNotPinned(Rule):
     triggers = ("DataLoader",)
     what = (
         "Finds the pair that makes host-to-device copies of batches asynchronous: a "
-        "`DataLoader(...)` with no `pin_memory` argument whose batches are moved to the GPU "
+        "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
         "(`x.to(device)`, `x.cuda()`) in a `for` loop over it in the same function; and, for a "
         "loader with `pin_memory=True`, such a move without `non_blocking=True`. Only in files that "
         "use CUDA."
@@ -315,24 +320,27 @@ class BatchesNotPinned(Rule):
         "With `non_blocking=True` the CPU no longer waits for the copy, so code that reads the "
         "host tensor's values later through another path than the copied tensor could observe it "
         "being reused. Explicit `.pin_memory()` calls inside the step are never suggested: pinning "
-        "on the fly costs more than the copy it speeds up."
+        "on the fly costs more than the copy it speeds up; for the same reason a loader without "
+        "workers (which would pin in the training process itself) is not asked to pin."
     )
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=True)\n"
         "for x in loader:\n    x = x.to('cuda', non_blocking=True)",
         "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, pin_memory=use_cuda)\n"
         "for x in loader:\n    x = x.cuda()",
-        "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\nfor x in loader:\n    x = x.to(device)",
-        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2)\nfor x in loader:\n    x = x.to(device)",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2)\n"
         "for x in loader:\n    x = x.to(torch.float16)\nmodel.cuda()",
-        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2)\n"
         "for x in loader:\n    x = x.to('cpu')\nmodel.cuda()",
-        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, **kw)\n"
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2, **kw)\n"
         "for x in loader:\n    x = x.cuda()",
-        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\nloader = wrap(loader)\n"
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2)\nloader = wrap(loader)\n"
         "for x in loader:\n    x = x.cuda()",
-        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2)\n"
         "for x in loader:\n    y = torch.zeros(3).cuda()",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64)\n"
+        "for x in loader:\n    x = x.cuda()",
     )
     invalid = (
         Invalid(
@@ -355,9 +363,9 @@ class BatchesNotPinned(Rule):
         ),
         Invalid(
             "from torch.utils.data import DataLoader\n\ndef fit(model, ds, epochs):\n    loader = DataLoader(\n"
-            "        ds,\n        batch_size=32,\n    )\n    for x in loader:\n        model(x.cuda())\n",
+            "        ds,\n        num_workers=4,\n    )\n    for x in loader:\n        model(x.cuda())\n",
             "from torch.utils.data import DataLoader\n\ndef fit(model, ds, epochs):\n    loader = DataLoader(\n"
-            "        ds,\n        batch_size=32,\n        pin_memory=True,\n    )\n    for x in loader:\n"
+            "        ds,\n        num_workers=4,\n        pin_memory=True,\n    )\n    for x in loader:\n"
             "        model(x.cuda(non_blocking=True))\n",
         ),
     )
@@ -392,7 +400,7 @@ class BatchesNotPinned(Rule):
     def _check(self, loader: cst.Call, move: cst.Call) -> None:
         pin = argument(loader, "pin_memory", _PIN_MEMORY_POSITION)
         module = self.ctx.module
-        if pin is None:
+        if pin is None and _has_workers(loader):
             fixed = with_keyword(loader, "pin_memory", cst.Name("True"))
             text = code_in_block(module, fixed, self._indentation.get(id(loader), ()))
             self.report(loader, replacements=(Replacement(loader, text),))

@@ -106,6 +106,11 @@ class TimingWithoutSync(Rule):
             "import time, torch\nx = torch.randn(8, 8, device='cuda')\nstart = time.time()\ny = x @ x\n"
             "print(f'took {time.time() - start:.3f}s')\n"
         ),
+        Invalid(
+            "import time, torch\nmodel.cuda()\nend = time.time()\nfor x, y in loader:\n"
+            "    data_time = time.time() - end\n    loss = criterion(model(x), y)\n    loss.backward()\n"
+            "    batch_time = time.time() - end\n    end = time.time()\n"
+        ),
     )
 
     def __init__(self, ctx, sink) -> None:
@@ -126,8 +131,10 @@ class TimingWithoutSync(Rule):
         stored = _assigned_name(parent, node)
         if stored is not None and region is None and regions:
             region = list(regions.values())[-1]
-        if region is not None and region.gpu_work and not region.synced and self.ctx.uses_cuda:
-            self.report(node)
+        if region is not None:
+            if region.gpu_work and not region.synced and self.ctx.uses_cuda:
+                self.report(node)
+            region.gpu_work = region.synced = False  # this timestamp closed the measurement
         if stored is not None:
             regions.pop(stored, None)
             regions[stored] = _Region()
