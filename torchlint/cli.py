@@ -59,6 +59,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _rules_command(argv[1:])
         if argv and argv[0] == "explain":
             return _explain_command(argv[1:])
+        if argv and argv[0] == "bench":
+            from torchlint.bench.command import main as bench_main
+
+            return bench_main(argv[1:])
         return _check_command(argv)
     except ConfigError as exc:
         sys.stderr.write(f"torchlint: error: {exc}\n")
