@@ -46,7 +46,7 @@ def outputs_agree(before: Any, after: Any, check: Optional[Callable[[Any, Any], 
     try:
         verdict = check(before, after)
     except Exception as error:  # an assert-style check, or a broken one
-        return False, f"check() raised {type(error).__name__}: {error}"
+        return False, f"check() raised {type(error).__name__}" + (f": {error}" if str(error) else "")
     if verdict is None:
         return False, "check() returned None, not a bool"
     return (True, None) if bool(verdict) else (False, "check() returned False")
