@@ -53,7 +53,9 @@ def details(env: Dict[str, Any]) -> str:
 
 
 def table(env: Dict[str, Any], results: Sequence[Result]) -> Table:
-    table = Table(*COLUMNS, title=f"{heading(env)}\n{details(env)}")
+    table = Table(title=f"{heading(env)}\n{details(env)}")
+    for column in COLUMNS:
+        table.add_column(column, no_wrap=column != "Note")
     for result in results:
         table.add_row(*row(result))
     return table
