@@ -47,7 +47,10 @@ SCHEMA = {
     },
 }
 HEAD = "import torch\n\ndevice = torch.device('cpu')\n\n\ndef setup(device, size):\n    return 64\n\n\ndef step(n):\n"
-PAIR = {"before": HEAD + "    return torch.zeros(n).to(device)\n", "after": HEAD + "    return torch.zeros(n, device=device)\n"}
+PAIR = {
+    "before": HEAD + "    return torch.zeros(n).to(device)\n",
+    "after": HEAD + "    return torch.zeros(n, device=device)\n",
+}
 
 
 @pytest.fixture
@@ -96,11 +99,17 @@ def test_a_failed_fixture_exits_one(fixtures_root, tmp_path):
         (["TL999"], "unknown rule code 'TL999'"),
         (["--repeat", "0"], "--repeat must be at least 1"),
         (["--size", "huge"], "invalid choice: 'huge'"),
+        (["--fixtures", "/no/such/dir"], "--fixtures /no/such/dir: no such directory"),
     ],
 )
 def test_usage_errors_exit_two(args, message, capsys):
     assert main(args) == 2
     assert message in capsys.readouterr().err
+
+
+def test_unwritable_output_exits_two(fixtures_root, capsys):
+    assert bench("TL101", "--fixtures", fixtures_root, "--json", fixtures_root / "missing" / "out.json") == 2
+    assert "torchlint: error: cannot write " in capsys.readouterr().err
 
 
 def test_cuda_requested_without_cuda_exits_two(capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from contextlib import nullcontext
@@ -17,7 +18,8 @@ from torchlint.rules.base import Rule
 def parser() -> _Parser:
     from torchlint.bench.fixtures import DEFAULT_ROOT
 
-    parser = _Parser(prog="torchlint bench", description="Check and time each rule's fixture pair (before.py, after.py).")
+    parser = _Parser(prog="torchlint bench",
+                     description="Check and time each rule's fixture pair (before.py, after.py).")
     parser.add_argument("codes", nargs="*", metavar="CODE", help="rule codes or prefixes (default: every rule)")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                         help="auto: cuda when available, else cpu (cpu runs with 1 torch thread)")
@@ -46,6 +48,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         rules = selected_rules(args.codes)
         if args.repeat < 1:
             raise ConfigError("--repeat must be at least 1")
+        if not os.path.isdir(args.fixtures):
+            raise ConfigError(f"--fixtures {args.fixtures}: no such directory")
         try:
             import torch
         except ImportError:
@@ -68,8 +72,8 @@ def _device(torch, choice: str):
 
 def _command_line(args) -> str:
     """The command that reproduces the measurement (without its output files)."""
-    words = ["torchlint", "bench", *args.codes, "--device", args.device, "--size", args.size, "--repeat", str(args.repeat)]
-    return shlex.join(words)
+    options = ["--device", args.device, "--size", args.size, "--repeat", str(args.repeat)]
+    return shlex.join(["torchlint", "bench", *args.codes, *options])
 
 
 def _run(args, rules: List[Type[Rule]], device) -> int:
@@ -81,7 +85,7 @@ def _run(args, rules: List[Type[Rule]], device) -> int:
 
     machine = Machine.for_device(device)
     results = []
-    progress = _progress(len(rules))
+    progress = _progress()
     with progress or nullcontext():
         task = progress.add_task("bench", total=len(rules)) if progress else None
         for rule in rules:
@@ -94,14 +98,18 @@ def _run(args, rules: List[Type[Rule]], device) -> int:
                 progress.advance(task)
     env = describe(device, args.size, args.repeat)
     Console(width=None if sys.stdout.isatty() else 160).print(report.table(env, results))
-    if args.json:
-        _write(args.json, json.dumps(report.document(env, results), indent=2) + "\n")
-    if args.markdown:
-        _write(args.markdown, report.markdown(env, results, _command_line(args)))
+    try:
+        if args.json:
+            _write(args.json, json.dumps(report.document(env, results), indent=2) + "\n")
+        if args.markdown:
+            _write(args.markdown, report.markdown(env, results, _command_line(args)))
+    except OSError as exc:
+        sys.stderr.write(f"torchlint: error: cannot write {exc.filename}: {exc.strerror}\n")
+        return EXIT_ERROR
     return EXIT_FINDINGS if any(result.status == FAILED for result in results) else EXIT_CLEAN
 
 
-def _progress(total: int):
+def _progress():
     """A rich progress bar on stderr when it is a terminal, else None."""
     if not sys.stderr.isatty():
         return None
