@@ -92,7 +92,7 @@ def _check_command(argv: List[str]) -> int:
     mode = DIFF if args.diff else FIX if args.fix else CHECK
     files, errors = discover(args.paths, settings)
     outcomes = run(files, settings, Options(mode, args.unsafe_fixes))
-    diagnostics = sorted(d for outcome in outcomes for d in outcome.diagnostics)
+    diagnostics = sorted((d for outcome in outcomes for d in outcome.diagnostics), key=Diagnostic.sort_key)
     errors += [error for outcome in outcomes for error in outcome.errors]
     out = sys.stdout
     if mode == DIFF:
