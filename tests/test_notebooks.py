@@ -28,7 +28,7 @@ def write(path, document, **dump):
 
 
 CELLS = (
-    code("%matplotlib inline\nimport torch\n!pip install x\nfiles = !ls\n", 1),
+    code("%matplotlib inline\nimport torch\n!pip install x\nfiles = !ls\nprint(files)  # all?\n", 1),
     code("%%bash\necho hi\n", 2, [{"name": "stdout", "output_type": "stream", "text": ["hi\n"]}]),
     code("for i in range(3):\n    %time f()\n    y = torch.randn(3).cuda()\nx = (1\n     % 2)\ntorch.zeros?", 3,
          [{"data": {"text/plain": ["3"]}, "execution_count": 3, "metadata": {}, "output_type": "execute_result"}]),
@@ -112,8 +112,9 @@ def test_malformed_notebooks_are_one_line_errors(tmp_path, run_cli):
 def test_ipython_lines_survive_fixes_that_move_lines():
     nb = parse_notebook(json.dumps(notebook(*CELLS)).encode())
     assert "%" not in nb.text.split("for i")[0] and "!" not in nb.text  # IPython lines became `pass`
+    assert "print(files)  # all?\n" in nb.text and "     % 2)\n" in nb.text  # Python lines did not
     grown = nb.text.replace("import torch\n", "import torch\nimport numpy\n")
     assert nb.changed_cells(grown) == [(2, "".join(CELLS[0]["source"]),
-                                        "%matplotlib inline\nimport torch\nimport numpy\n!pip install x\nfiles = !ls\n")]
+                                        "%matplotlib inline\nimport torch\nimport numpy\n!pip install x\nfiles = !ls\nprint(files)  # all?\n")]
     with pytest.raises(SourceError, match="IPython line in cell 4"):
         nb.changed_cells(nb.text.replace("    pass\n", "    print()\n"))

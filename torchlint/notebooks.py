@@ -155,7 +155,7 @@ def _language(document: dict) -> Optional[str]:
 
 def _is_ipython(line: str) -> bool:
     stripped = line.strip()
-    return (stripped.startswith(("%", "!", "?")) or (stripped.endswith("?") and not stripped.startswith("#"))
+    return (stripped.startswith(("%", "!", "?")) or (stripped.endswith("?") and "#" not in stripped)
             or _SHELL_ASSIGNMENT.match(stripped) is not None)
 
 
