@@ -54,7 +54,8 @@ def test_fix_rewrites_only_the_changed_cell(tmp_path, run_cli):
     assert proc.returncode == 1 and "Fixed 1 finding" in proc.stdout  # TL501 has no fix
     after = path.read_text(encoding="utf-8")
     changed = [(old, new) for old, new in zip(before.splitlines(), after.splitlines()) if old != new]
-    assert changed == [('    "    y = torch.randn(3).cuda()\\n",', '    "    y = torch.randn(3, device=\\"cuda\\")\\n",')]
+    assert changed == [('    "    y = torch.randn(3).cuda()\\n",',
+                        '    "    y = torch.randn(3, device=\\"cuda\\")\\n",')]
     assert len(after.splitlines()) == len(before.splitlines()) and after.endswith("}\n")
     assert json.loads(after)["cells"][3]["source"][1] == "    %time f()\n"
     assert run_cli("--fix", "train.ipynb").stdout.count("Fixed") == 0  # idempotent
@@ -114,7 +115,7 @@ def test_ipython_lines_survive_fixes_that_move_lines():
     assert "%" not in nb.text.split("for i")[0] and "!" not in nb.text  # IPython lines became `pass`
     assert "print(files)  # all?\n" in nb.text and "     % 2)\n" in nb.text  # Python lines did not
     grown = nb.text.replace("import torch\n", "import torch\nimport numpy\n")
-    assert nb.changed_cells(grown) == [(2, "".join(CELLS[0]["source"]),
-                                        "%matplotlib inline\nimport torch\nimport numpy\n!pip install x\nfiles = !ls\nprint(files)  # all?\n")]
+    old = "".join(CELLS[0]["source"])
+    assert nb.changed_cells(grown) == [(2, old, old.replace("import torch\n", "import torch\nimport numpy\n"))]
     with pytest.raises(SourceError, match="IPython line in cell 4"):
         nb.changed_cells(nb.text.replace("    pass\n", "    print()\n"))

@@ -25,8 +25,10 @@ def git(cwd, *args):
 def test_check_hook_fails_and_fix_hook_rewrites(tmp_path):
     git(tmp_path, "init", "-q")
     (tmp_path / "train.py").write_text(BAD)
-    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": BAD.splitlines(True)}
-    (tmp_path / "nb.ipynb").write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n")
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": BAD.splitlines(True)}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
     (tmp_path / "notes.txt").write_text(BAD)  # not Python: no hook runs on it
     git(tmp_path, "add", ".")
     proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", ROOT, "--all-files", "--color", "never"],

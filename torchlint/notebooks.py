@@ -113,6 +113,8 @@ def parse_notebook(data: bytes) -> NotebookSource:
         raise SourceError(f"malformed notebook: not UTF-8 (byte {exc.start})") from None
     except ValueError as exc:
         raise SourceError(f"malformed notebook: invalid JSON: {exc}") from None
+    except RecursionError:
+        raise SourceError("malformed notebook: JSON nested too deeply") from None
     cells = _code_cells(document)
     program: List[str] = []
     built: List[_Cell] = []
