@@ -88,6 +88,16 @@ def test_hot_functions_come_from_pyproject(tmp_path, monkeypatch):
     assert run() == [(2, 11, "TL999")]
 
 
+def test_bad_torchlint_config_is_one_line(tmp_path, run_flake8):
+    (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\nbogus = 1\n")
+    (tmp_path / "a.py").write_text(BAD)
+    (tmp_path / "b.py").write_text(BAD)
+    proc = run_flake8("--select", "TL", "a.py", "b.py")
+    errors = proc.stderr.splitlines()  # once per flake8 worker process
+    assert errors and all(e.startswith("torchlint: error: ") and e.endswith("unknown key 'bogus'") for e in errors)
+    assert [f[0] for f in findings(proc)] == ["a.py", "b.py"]
+
+
 def test_importing_torchlint_does_not_need_flake8(tmp_path):
     (tmp_path / "bad.py").write_text(BAD)
     code = ("import sys; sys.modules['flake8'] = None\n"  # any `import flake8` now fails

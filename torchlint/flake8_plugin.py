@@ -12,15 +12,22 @@ from functools import lru_cache
 from typing import FrozenSet, Iterator, List, Optional, Tuple
 
 from torchlint import __version__
-from torchlint.config import find_pyproject, load_settings
+from torchlint.config import ConfigError, find_pyproject, load_settings
 from torchlint.linter import SYNTAX_ERROR, lint_text
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
 
 
 @lru_cache(maxsize=None)
 def _hot_functions(pyproject: Optional[str]) -> FrozenSet[str]:
-    """``hot-functions`` from ``[tool.torchlint]``, so hot paths match the CLI's."""
-    return load_settings(pyproject, [SYNTAX_ERROR, *RULES_BY_CODE]).hot_functions
+    """``hot-functions`` from ``[tool.torchlint]``, so hot paths match the CLI's.
+
+    A bad configuration is reported in one line (once per process) and the defaults are used.
+    """
+    try:
+        return load_settings(pyproject, [SYNTAX_ERROR, *RULES_BY_CODE]).hot_functions
+    except ConfigError as exc:
+        sys.stderr.write(f"torchlint: error: {exc}\n")
+        return frozenset()
 
 
 class Plugin:
