@@ -92,7 +92,7 @@ class NotebookSource:
         for number, _, new in self.changed_cells(text):
             cell = document["cells"][number - 1]
             lines = new.splitlines(keepends=True)
-            cell["source"] = lines if isinstance(cell["source"], list) else new
+            cell["source"] = lines if isinstance(cell.get("source"), list) else new
         return _dump_like(self.raw, self.document, document).encode("utf-8")
 
 
