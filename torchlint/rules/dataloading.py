@@ -174,6 +174,12 @@ class WorkersNotPersistent(Rule):
         "loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8,\n"
         "                    persistent_workers=True)"
     )
+    measured = (
+        "`torchlint bench`, CPU (2-core AMD EPYC, torch 2.13.0, size `small`): 3.60x (paired range "
+        "3.36-3.78x), 336 ms -> 93 ms for 4 epochs over 64 samples with 2 workers, whose dataset "
+        "opens its storage lazily in each worker (50 ms). The gain grows with the per-worker set-up "
+        "and the number of epochs, and is larger with the `spawn` start method."
+    )
     fix_safety = (
         "Unsafe: the workers keep the copy of the dataset they were started with, so changes the "
         "main process makes to the dataset between epochs (a curriculum, a resampled subset, a "
