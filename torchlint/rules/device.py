@@ -9,7 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.rules.base import Invalid, Replacement, Rule
-from torchlint.rules.calls import has_star_args, keyword, method_call, positional, with_keyword
+from torchlint.rules.calls import code_in_block, has_star_args, keyword, method_call, positional, with_keyword
 
 FACTORIES = frozenset(
     "randperm randn rand randint zeros ones empty full arange linspace logspace eye tensor as_tensor".split()
@@ -203,4 +203,4 @@ class FactoryThenMoved(Rule):
         fixed = with_keyword(factory, "device", move.device)
         if move.dtype is not None:
             fixed = with_keyword(fixed, "dtype", move.dtype)
-        return (Replacement(move_call, fixed),)
+        return (Replacement(move_call, code_in_block(self.ctx.module, fixed, self.ctx.indentation())),)
