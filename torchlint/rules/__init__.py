@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import Dict, Tuple, Type
 
 from torchlint.rules.base import Rule
-from torchlint.rules.dataloading import DataLoaderWithoutWorkers
+from torchlint.rules.dataloading import BatchesNotPinned, DataLoaderWithoutWorkers, WorkersNotPersistent
 from torchlint.rules.device import FactoryThenMoved
+from torchlint.rules.layout import NegativeStrideFromNumpy
+from torchlint.rules.parallel import DataParallelUsed
+from torchlint.rules.timing import TimingWithoutSync
 
 ALL_RULES: Tuple[Type[Rule], ...] = tuple(
-    sorted((FactoryThenMoved, DataLoaderWithoutWorkers), key=lambda rule: rule.code)
+    sorted((FactoryThenMoved, DataLoaderWithoutWorkers, NegativeStrideFromNumpy, DataParallelUsed,
+            WorkersNotPersistent, BatchesNotPinned, TimingWithoutSync), key=lambda rule: rule.code)
 )
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
