@@ -8,6 +8,7 @@ import json
 import multiprocessing
 import os
 import sysconfig
+import warnings
 
 import pytest
 
@@ -129,7 +130,9 @@ def rejected_by_python(files):
         with open(path, "rb") as handle:
             data = handle.read()
         try:
-            compile(data, path, "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(data, path, "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
         except (SyntaxError, ValueError):
             rejected.add(path)
     return rejected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import warnings
 from dataclasses import dataclass, field
 from typing import FrozenSet, List, Sequence, Type
 
@@ -144,7 +145,9 @@ def _syntax_diagnostic(path: str, line: int, column: int, message: str) -> Diagn
 def _check_syntax_cheaply(text: str, path: str, result: LintResult) -> bool:
     """Check syntax with Python's own parser (files no rule can fire in, libcst failures)."""
     try:
-        compile(text, path, "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
+        with warnings.catch_warnings():  # e.g. invalid escape sequences: not ours to report
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True, flags=0x400)  # ast.PyCF_ONLY_AST
         return True
     except SyntaxError as exc:
         result.parsed = False
