@@ -34,6 +34,14 @@ def test_output_is_identical_for_any_job_count(tmp_path, run_cli):
     assert keys == sorted(keys)
 
 
+def test_fix_in_worker_processes(tmp_path, run_cli):
+    for i in range(12):
+        (tmp_path / f"m{i}.py").write_text(BAD)
+    proc = run_cli("--no-cache", "--jobs", "2", "--fix", ".")
+    assert proc.returncode == 0 and "Fixed 24 findings." in proc.stdout
+    assert all('device="cuda"' in (tmp_path / f"m{i}.py").read_text() for i in range(12))
+
+
 def test_outcomes_keep_the_order_of_the_files(tmp_path):
     make_tree(tmp_path)
     files = sorted(str(p) for p in tmp_path.rglob("*.py"))
