@@ -59,7 +59,7 @@ def lint_text(
         except _RuleFailed as failure:
             result.errors.append(str(failure))
             active = [rule for rule in active if rule is not failure.rule_type]
-    kept = [f for f in findings if f.hot_scope is None or f.hot_scope.hot_path() is not None]
+    kept = [f for f in findings if f.counts()]
     if kept:
         positions = Positions(module)
         result.diagnostics.extend(_diagnostic(f, path, module, positions) for f in kept)

@@ -13,10 +13,13 @@ from typing import Dict, FrozenSet, List, Optional
 import libcst as cst
 
 from torchlint.context.imports import ImportTable, dotted_name
-from torchlint.context.scopes import Scope, function_hot_reason, is_training_step_call, settle_helpers
-from torchlint.context.tensors import HOST, NOT, TENSOR, TensorInference, parameter_kind
+from torchlint.context.scopes import MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers
+from torchlint.context.tensors import (
+    HOST, NOT, TENSOR, TENSOR_ONLY_MEMBERS, TensorInference, dimension_source, parameter_kind, shape_source,
+)
+from torchlint.walker import iter_children
 
-__all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "dotted_name"]
+__all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "MODEL", "STEP", "dotted_name"]
 
 
 class FileContext:
@@ -31,6 +34,9 @@ class FileContext:
         # Per function scope: local name -> tensor kind, and -> last assigned expression.
         self._kinds: Dict[Scope, Dict[str, Optional[str]]] = {self.module_scope: {}}
         self._values: Dict[Scope, Dict[str, cst.BaseExpression]] = {self.module_scope: {}}
+        # Per function scope: names unpacked from a tensor's shape (`b, c = x.shape`) -> the tensor.
+        self._dims: Dict[Scope, Dict[str, cst.BaseExpression]] = {self.module_scope: {}}
+        self._evidence: Dict[tuple, bool] = {}
         self._inference = TensorInference(self.qualname, self._name_kind)
 
     # ---- questions rules ask -------------------------------------------------------
@@ -43,6 +49,39 @@ class FileContext:
     def value_of(self, name: str) -> Optional[cst.BaseExpression]:
         """The expression last assigned to ``name`` in the current function, if simple."""
         return self._values[self.scope.function].get(name)
+
+    def in_error_path(self) -> bool:
+        """Inside a ``raise`` or an ``assert``: code that does not run in normal training
+        (an assert's check is also stripped by ``python -O``)."""
+        return self.inside(cst.Raise, cst.Assert)
+
+    def sized_tensor(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The tensor whose dimension ``node`` holds (``x.shape[0]``, ``x.size(1)``, ``len(x)``,
+        or a name assigned or unpacked from those), else None."""
+        if isinstance(node, cst.Name):
+            dims = self._dims[self.scope.function]
+            if node.value in dims:
+                return dims[node.value]
+            value = self.value_of(node.value)
+            return dimension_source(value, self.tensor_kind) if value is not None else None
+        return dimension_source(node, self.tensor_kind)
+
+    def in_definition(self) -> bool:
+        """In a parameter default or a decorator: evaluated once, when the function is defined."""
+        return self.inside(cst.Param, cst.Decorator)
+
+    def uses_member(self, name: str, members: FrozenSet[str]) -> bool:
+        """Does the current function use ``name.<member>`` for one of ``members``?"""
+        function = self.scope.function
+        key = (id(function), name, members)
+        if key not in self._evidence:
+            self._evidence[key] = function.node is not None and _uses_member(function.node, name, members)
+        return self._evidence[key]
+
+    def used_as_tensor(self, name: str) -> bool:
+        """Is ``name`` used with a member only tensors have (``x.shape``, ``x.view(...)``) in
+        the current function? Tells a tensor from a list of tensors."""
+        return self.uses_member(name, TENSOR_ONLY_MEMBERS)
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:
@@ -87,17 +126,19 @@ class FileContext:
         owner = self.scope
         class_name = owner.name if owner.kind == "class" else None
         scope = Scope("function", name, owner, node)
-        scope.hot_reason = function_hot_reason(name, class_name, self._hot_functions)
+        scope.hot_reason, scope.hot_kind = function_hotness(name, class_name, self._hot_functions)
         if owner.kind in ("module", "class"):
             owner.methods[name] = scope
         self._functions.append(scope)
         self._kinds[scope] = kinds = {}
         self._values[scope] = {}
+        self._dims[scope] = {}
         if scope.hot_reason:
             params = node.params
+            assume_tensor = scope.hot_kind == MODEL
             for param in (*params.posonly_params, *params.params, *params.kwonly_params):
                 if param.name.value not in ("self", "cls"):
-                    kinds[param.name.value] = parameter_kind(param, self.qualname)
+                    kinds[param.name.value] = parameter_kind(param, self.qualname, assume_tensor)
         self._push(scope)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -119,7 +160,7 @@ class FileContext:
     def visit_Call(self, node: cst.Call) -> None:
         loop = self.scope
         if loop.kind == "loop" and loop.hot_reason is None and is_training_step_call(node.func):
-            loop.hot_reason = "training loop"
+            loop.hot_reason, loop.hot_kind = "training loop", STEP
         func = node.func
         if isinstance(func, cst.Name) or (
             isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
@@ -152,12 +193,31 @@ class FileContext:
         function = self.scope.function
         if isinstance(target, cst.Name):
             self._kinds[function][target.value] = kind
+            self._dims[function].pop(target.value, None)
             if value is None:
                 self._values[function].pop(target.value, None)
             else:
                 self._values[function][target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
+            shaped = shape_source(value, self.tensor_kind) if value is not None else None
             for element in target.elements:
-                self._bind_target(element.value, None)
+                self._bind_target(element.value, NOT if shaped is not None else None)
+                if shaped is not None and isinstance(element.value, cst.Name):
+                    self._dims[function][element.value.value] = shaped
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value, NOT)
+
+
+def _uses_member(root: cst.CSTNode, name: str, members: FrozenSet[str]) -> bool:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if (
+            isinstance(node, cst.Attribute)
+            and node.attr.value in members
+            and isinstance(node.value, cst.Name)
+            and node.value.value == name
+        ):
+            return True
+        stack.extend(iter_children(node))
+    return False

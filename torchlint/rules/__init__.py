@@ -6,9 +6,12 @@ from typing import Dict, Tuple, Type
 
 from torchlint.rules.base import Rule
 from torchlint.rules.dataloading import DataLoaderWithoutWorkers
-from torchlint.rules.device import FactoryThenMoved
+from torchlint.rules.device import ConstantTensorInHotPath, FactoryMeetsDeviceTensor, FactoryThenMoved
 
 ALL_RULES: Tuple[Type[Rule], ...] = tuple(
-    sorted((FactoryThenMoved, DataLoaderWithoutWorkers), key=lambda rule: rule.code)
+    sorted(
+        (FactoryThenMoved, FactoryMeetsDeviceTensor, ConstantTensorInHotPath, DataLoaderWithoutWorkers),
+        key=lambda rule: rule.code,
+    )
 )
 RULES_BY_CODE: Dict[str, Type[Rule]] = {rule.code: rule for rule in ALL_RULES}
