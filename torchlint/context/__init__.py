@@ -78,6 +78,15 @@ class FileContext:
             self._evidence[key] = function.node is not None and _uses_member(function.node, name, members)
         return self._evidence[key]
 
+    def written_into(self, name: str) -> bool:
+        """Is ``name`` filled in place in the current function (``name[i] = v``,
+        ``name[i] += v``, ``name.fill_(v)``)?"""
+        function = self.scope.function
+        key = (id(function), name, "written")
+        if key not in self._evidence:
+            self._evidence[key] = function.node is not None and _writes_into(function.node, name)
+        return self._evidence[key]
+
     def used_as_tensor(self, name: str) -> bool:
         """Is ``name`` used with a member only tensors have (``x.shape``, ``x.view(...)``) in
         the current function? Tells a tensor from a list of tensors."""
@@ -217,6 +226,33 @@ def _uses_member(root: cst.CSTNode, name: str, members: FrozenSet[str]) -> bool:
             and node.attr.value in members
             and isinstance(node.value, cst.Name)
             and node.value.value == name
+        ):
+            return True
+        stack.extend(iter_children(node))
+    return False
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _writes_into(root: cst.CSTNode, name: str) -> bool:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        target = None
+        if isinstance(node, cst.AssignTarget):
+            target = node.target
+        elif isinstance(node, cst.AugAssign):
+            target = node.target
+        if isinstance(target, cst.Subscript) and _is_name(target.value, name):
+            return True
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and _is_name(node.func.value, name)
+            and node.func.attr.value.endswith("_")
+            and not node.func.attr.value.startswith("_")
         ):
             return True
         stack.extend(iter_children(node))

@@ -62,6 +62,12 @@ def follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable, 
         elif isinstance(parent, cst.UnaryOperation) and not isinstance(parent.operator, cst.Not):
             pass
         elif isinstance(parent, cst.Element) and isinstance(grand, (cst.List, cst.Tuple)):
+            # torch.cat([x, m]): only a list handed to a torch op combines its tensors.
+            holder = ancestors[i - 2] if i >= 2 else None
+            call = ancestors[i - 3] if i >= 3 else None
+            if not (isinstance(holder, cst.Arg) and isinstance(call, cst.Call)
+                    and (qualname(call.func) or "").startswith("torch.")):
+                return Flow(None, current, parent)
             met = _tensor_among(kind, (e.value for e in grand.elements if e is not parent))
             if met is not None:
                 return Flow(met, current, parent)

@@ -52,10 +52,12 @@ def torch_call_kind(qualname: str, call: cst.Call, kind: Callable) -> Optional[s
     factory = factory_name(qualname)
     if factory is not None:
         return _factory_kind(factory, call, kind)
-    if qualname.startswith(_TENSOR_PREFIXES):
-        return TENSOR
-    if qualname.startswith("torch.") and not qualname.startswith(_NON_TENSOR_PREFIXES):
-        return TENSOR
+    if qualname.startswith(_TENSOR_PREFIXES) or (
+        qualname.startswith("torch.") and not qualname.startswith(_NON_TENSOR_PREFIXES)
+    ):
+        # An op stays where its inputs are: host in, host out.
+        kinds = {kind(arg.value) for arg in call.args}
+        return HOST if HOST in kinds and TENSOR not in kinds and None not in kinds else TENSOR
     return None
 
 

@@ -110,6 +110,20 @@ def device_move(ctx, call: cst.Call) -> Optional[Move]:
     return Move(device, dtype, foldable)
 
 
+def _literal_data(call: cst.Call) -> bool:
+    data = data_argument(call)
+    return data is not None and (constant_data(data) or number_literal(data))
+
+
+def _carries_host_data(call: cst.Call, factory: str) -> bool:
+    """``torch.ByteTensor(storage)``: a legacy constructor given one non-literal argument
+    copies data that lives on the host anyway (sizes would be several, or literal)."""
+    if factory not in LEGACY_CONSTRUCTORS:
+        return False
+    args = positional(call)
+    return len(args) == 1 and not isinstance(args[0].value, cst.Integer) and not _literal_data(call)
+
+
 def _member(node: cst.BaseExpression, name: str) -> cst.Attribute:
     return cst.Attribute(value=node, attr=cst.Name(name))
 
@@ -163,9 +177,14 @@ class FactoryThenMoved(Rule):
         "complex expression would be evaluated twice). Random factories draw from the device's "
         "generator instead of the CPU's, so the values differ for the same seed, just as they would "
         "between two devices. When the move happens later (`idx = torch.randperm(n)` ... "
-        "`idx.to(device)`) there is no fix: the CPU tensor may be used in between. Legacy "
-        "constructors are flagged without a fix: they cannot take a CUDA `device=`; rewrite them as "
-        "`torch.tensor(..., dtype=..., device=...)` or a factory."
+        "`idx.to(device)`) there is no fix: the CPU tensor may be used in between. That later form "
+        "is not reported when the tensor is filled in place before the move (`t[k] = ...`, "
+        "`t.fill_()`: building element by element on the host and copying once is the right "
+        "order), nor when `torch.tensor`/`torch.as_tensor` copy non-literal data, which lives on "
+        "the host anyway. Legacy constructors are flagged without a fix (they cannot take a CUDA "
+        "`device=`: rewrite them as a factory or `torch.tensor(..., dtype=..., device=...)`), "
+        "except with a single non-literal argument (`torch.ByteTensor(storage)`): that is host "
+        "data to copy, not a size."
     )
     valid = (
         "import torch\nx = torch.randn(3, 4, device=device)",
@@ -183,6 +202,10 @@ class FactoryThenMoved(Rule):
         "import torch\ny = torch.cuda.FloatTensor(3).zero_()",
         "import torch\nw = torch.FloatTensor(3, 4)\nnn.init.normal_(w)",
         "import torch\nisinstance(x, torch.Tensor)",
+        "import torch\ndata = torch.ByteTensor(byte_storage).to(device)",
+        "import torch\ncfs = torch.zeros(n, dtype=torch.float64)\nfor k in range(1, n):\n"
+        "    cfs[k] = cfs[k - 1] * factor\ncfs = cfs.to(device)",
+        "import torch\nperm = torch.tensor(np.array(rows))\nperm = perm.to(device)",
     )
     invalid = (
         Invalid(
@@ -221,7 +244,8 @@ class FactoryThenMoved(Rule):
             "import torch\nw = torch.zeros(n, dtype=self.weight.dtype, device=self.weight.device)\n",
         ),
         Invalid("import torch\nw = torch.zeros(n).type_as(get_ref())\n"),
-        Invalid("import torch\nidx = torch.LongTensor(index).cuda()\n"),
+        Invalid("import torch\nidx = torch.LongTensor([0, 2, 4]).cuda()\n"),
+        Invalid('import torch\nx = torch.Tensor([1, 2]).to(dtype=torch.float16, device="cuda")\n'),
         Invalid("import torch\nx = torch.FloatTensor(3, 4).to(device)\n"),
         Invalid("import torch\ndef f(x):\n    y = torch.rand(3)\n    return y.type_as(x)\n"),
     )
@@ -234,12 +258,19 @@ class FactoryThenMoved(Rule):
         factory = host_factory(self.ctx, inner)
         if factory is not None:
             move = device_move(self.ctx, node)
-            if move is not None:
+            if move is not None and not _carries_host_data(inner, factory):
                 fold = () if factory in LEGACY_CONSTRUCTORS else self._fold(inner, node, move)
                 self.report(inner, replacements=fold)
         elif isinstance(inner, cst.Name):
             value = self.ctx.value_of(inner.value)
-            if value is not None and host_factory(self.ctx, value) and device_move(self.ctx, node):
+            factory = host_factory(self.ctx, value) if value is not None else None
+            if (
+                factory is not None
+                and device_move(self.ctx, node)
+                and not self.ctx.written_into(inner.value)
+                and not (factory in DATA_FACTORIES and not _literal_data(value))
+                and not _carries_host_data(value, factory)
+            ):
                 self.report(value)
 
     def _fold(self, factory: cst.Call, move_call: cst.Call, move: Move):
@@ -331,6 +362,12 @@ class FactoryMeetsDeviceTensor(Rule):
         "import torch\nclass M(nn.Module):\n    def forward(self, x, shape=torch.zeros(2)):\n        return x",
         "import torch\nclass Net(nn.Module):\n    def training_step(self, batch, batch_idx):\n"
         "        x, y = batch\n        return x * torch.ones(x.shape[0])",
+        "import torch\nclass M(nn.Module):\n    def causal(self, n):\n"
+        "        mask = torch.triu(torch.ones(n, n), diagonal=1)\n"
+        "        return mask.masked_fill(mask == 1, float('-inf'))\n"
+        "    def forward(self, x):\n        return x + self.causal(x.shape[1]).to(x.device)",
+        "import torch\nclass Patchify(nn.Module):\n    def forward(self, img):\n"
+        "        valid = torch.ones(img.shape[0], dtype=torch.bool)\n        return img, valid",
     )
     invalid = (
         Invalid(
@@ -366,6 +403,14 @@ class FactoryMeetsDeviceTensor(Rule):
             "import torch\nclass M(nn.Module):\n    def forward(self, scores):\n"
             "        causal = torch.triu(torch.ones(scores.shape[-1], scores.shape[-1], device=scores.device), diagonal=1).bool()\n"
             "        return scores.masked_fill(causal, float('-inf'))\n",
+        ),
+        Invalid(
+            "import torch\nclass Shuffle(nn.Module):\n    def forward(self, x):\n"
+            "        if self.training:\n            B, H, W, C = x.shape\n            r = torch.randperm(H * W)\n"
+            "            x = x.reshape(B, -1, C)\n            x = x[:, r, :].reshape(B, H, W, -1)\n        return x\n",
+            "import torch\nclass Shuffle(nn.Module):\n    def forward(self, x):\n"
+            "        if self.training:\n            B, H, W, C = x.shape\n            r = torch.randperm(H * W, device=x.device)\n"
+            "            x = x.reshape(B, -1, C)\n            x = x[:, r, :].reshape(B, H, W, -1)\n        return x\n",
         ),
         Invalid(
             "import torch\nclass M(nn.Module):\n    def forward(self, x):\n"
