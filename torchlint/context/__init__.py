@@ -78,6 +78,18 @@ class FileContext:
             self._evidence[key] = function.node is not None and _uses_member(function.node, name, members)
         return self._evidence[key]
 
+    def surely_tensor(self, node: cst.BaseExpression) -> bool:
+        """A ``TENSOR`` with more evidence than a parameter's name: a bare name must have been
+        assigned in this function or be used like a tensor (``x.shape``)."""
+        if self.tensor_kind(node) != TENSOR:
+            return False
+        if isinstance(node, cst.Name):
+            return self.value_of(node.value) is not None or self.used_as_tensor(node.value)
+        return True
+
+    def in_comprehension(self) -> bool:
+        return self.inside(cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
     def written_into(self, name: str) -> bool:
         """Is ``name`` filled in place in the current function (``name[i] = v``,
         ``name[i] += v``, ``name.fill_(v)``)?"""

@@ -183,7 +183,8 @@ def _combine(left: Optional[str], right: Optional[str]) -> Optional[str]:
 # Attributes and methods that only tensors have (a list of tensors has none of them).
 TENSOR_ONLY_MEMBERS = frozenset(
     "shape size dim ndim dtype device view reshape permute transpose unsqueeze squeeze flatten "
-    "contiguous float half long bool detach clone numel masked_fill sum mean".split()
+    "contiguous float half long bool detach clone numel masked_fill sum mean to expand "
+    "new_zeros new_ones new_empty new_full new_tensor matmul norm softmax abs".split()
 )
 
 

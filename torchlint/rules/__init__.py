@@ -7,10 +7,14 @@ from typing import Dict, Tuple, Type
 from torchlint.rules.base import Rule
 from torchlint.rules.dataloading import DataLoaderWithoutWorkers
 from torchlint.rules.device import ConstantTensorInHotPath, FactoryMeetsDeviceTensor, FactoryThenMoved
+from torchlint.rules.sync import HostSyncInHotPath, PythonLoopOverTensor
 
 ALL_RULES: Tuple[Type[Rule], ...] = tuple(
     sorted(
-        (FactoryThenMoved, FactoryMeetsDeviceTensor, ConstantTensorInHotPath, DataLoaderWithoutWorkers),
+        (
+            FactoryThenMoved, FactoryMeetsDeviceTensor, ConstantTensorInHotPath,
+            HostSyncInHotPath, PythonLoopOverTensor, DataLoaderWithoutWorkers,
+        ),
         key=lambda rule: rule.code,
     )
 )
