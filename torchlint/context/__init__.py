@@ -154,19 +154,23 @@ class FileContext:
         self._kinds[scope] = kinds = {}
         self._values[scope] = {}
         self._dims[scope] = {}
-        if scope.hot_reason:
-            params = node.params
-            assume_tensor = scope.hot_kind == MODEL
-            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-                if param.name.value not in ("self", "cls"):
-                    kinds[param.name.value] = parameter_kind(param, self.qualname, assume_tensor)
+        # Annotations count everywhere (a helper may turn out hot); forward and loss inputs
+        # are assumed to be tensors unless they say otherwise.
+        assume_tensor = scope.hot_kind == MODEL
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value not in ("self", "cls"):
+                kinds[param.name.value] = parameter_kind(param, self.qualname, assume_tensor)
         self._push(scope)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._pop()
 
     def visit_For(self, node: cst.For) -> None:
-        self._bind_target(node.target, TENSOR if self.tensor_kind(node.iter) in (TENSOR, HOST) else None)
+        if isinstance(node.target, cst.Tuple) and self._bind_zipped(node.target, node.iter):
+            pass
+        else:
+            self._bind_target(node.target, TENSOR if self.tensor_kind(node.iter) in (TENSOR, HOST) else None)
         self._push(Scope("loop", "for", self.scope, node))
 
     def leave_For(self, node: cst.For) -> None:
@@ -207,6 +211,27 @@ class FileContext:
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             self._bind_target(node.asname.name, None)
+
+    def _bind_zipped(self, target: cst.Tuple, iterable: cst.BaseExpression) -> bool:
+        """``for a, b in zip(x, y)`` / ``for i, row in enumerate(x)``: elements of each side."""
+        if not isinstance(iterable, cst.Call) or any(arg.keyword or arg.star for arg in iterable.args):
+            return False
+        name = self.qualname(iterable.func)
+        sources = [arg.value for arg in iterable.args]
+        if name == "builtins.enumerate" and len(sources) == 1:
+            kinds = [NOT, self._element_kind(sources[0])]
+        elif name == "builtins.zip":
+            kinds = [self._element_kind(source) for source in sources]
+        else:
+            return False
+        if len(kinds) != len(target.elements):
+            return False
+        for element, kind in zip(target.elements, kinds):
+            self._bind_target(element.value, kind)
+        return True
+
+    def _element_kind(self, iterable: cst.BaseExpression) -> Optional[str]:
+        return TENSOR if self.tensor_kind(iterable) in (TENSOR, HOST) else None
 
     def _bind_target(
         self, target: cst.BaseExpression, kind: Optional[str], value: Optional[cst.BaseExpression] = None

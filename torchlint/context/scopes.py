@@ -23,7 +23,8 @@ MODEL = "model"
 STEP = "step"
 STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
 _LOSS_NAME = re.compile(
-    r"^(?!(plot|log|print|save|show|report|record|track|update|get_best|best)_)\w*loss(es)?(_fn|_func|_function)?$",
+    r"^(?!(plot|log|print|save|show|report|record|track|update|get_best|best|check|assert|validate|verify|warn|is|has)_)"
+    r"\w*loss(es)?(_fn|_func|_function)?$",
     re.IGNORECASE,
 )
 _LOSS_CLASS = re.compile(r"(Loss|Criterion)$")

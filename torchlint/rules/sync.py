@@ -97,6 +97,8 @@ class HostSyncInHotPath(Rule):
         "import torch\nclass M(nn.Module):\n    def __init__(self, w):\n        super().__init__()\n"
         "        self.n = int(torch.tensor(w).sum().item())",
         "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        print(x.shape)\n        return x",
+        "import torch\ndef check_finite_loss(loss: Optional[Tensor]) -> None:\n"
+        "    if loss is not None and not torch.isfinite(loss).all():\n        raise ValueError(f'loss is {loss}')",
     )
     invalid = (
         Invalid(
