@@ -45,6 +45,9 @@ def check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--extend-select", type=_codes, default=[], help="codes to enable on top of the selection")
     parser.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to disable")
     parser.add_argument("--format", choices=sorted(REPORTERS), default="text", dest="output_format")
+    parser.add_argument("--output-file", metavar="PATH", help="write the findings to PATH instead of stdout")
+    parser.add_argument("--exit-non-zero-on-fix", action="store_true",
+                        help="with --fix: exit 1 when files were changed, even if no findings remain")
     parser.add_argument("--statistics", action="store_true", help="count findings per rule")
     parser.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     parser.add_argument("--config", help="pyproject.toml to use (default: the nearest one)")
@@ -59,6 +62,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _rules_command(argv[1:])
         if argv and argv[0] == "explain":
             return _explain_command(argv[1:])
+        if argv and argv[0] == "bench":
+            from torchlint.bench.command import main as bench_main
+
+            return bench_main(argv[1:])
         return _check_command(argv)
     except ConfigError as exc:
         sys.stderr.write(f"torchlint: error: {exc}\n")
@@ -89,13 +96,16 @@ def _check_command(argv: List[str]) -> int:
     mode = DIFF if args.diff else FIX if args.fix else CHECK
     files, errors = discover(args.paths, settings)
     outcomes = run(files, settings, Options(mode, args.unsafe_fixes))
-    diagnostics = sorted(d for outcome in outcomes for d in outcome.diagnostics)
+    diagnostics = sorted((d for outcome in outcomes for d in outcome.diagnostics), key=Diagnostic.sort_key)
     errors += [error for outcome in outcomes for error in outcome.errors]
     out = sys.stdout
     if mode == DIFF:
         for outcome in outcomes:
             out.write(outcome.diff)
-    REPORTERS[args.output_format](diagnostics, out, out.isatty())
+    if args.output_file:
+        errors += _report_to_file(args.output_file, args.output_format, diagnostics)
+    else:
+        REPORTERS[args.output_format](diagnostics, out, out.isatty())
     if args.statistics:
         _statistics(diagnostics, out)
     if args.output_format == "text":
@@ -106,9 +116,21 @@ def _check_command(argv: List[str]) -> int:
         return EXIT_ERROR
     if mode == DIFF and any(outcome.diff for outcome in outcomes):
         return EXIT_FINDINGS
+    if args.exit_non_zero_on_fix and mode == FIX and any(outcome.fixed for outcome in outcomes):
+        return EXIT_FINDINGS
     if diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _report_to_file(path: str, output_format: str, diagnostics: List[Diagnostic]) -> List[str]:
+    """Write the report to ``path``; a one-line error if it cannot be written."""
+    try:
+        with open(path, "w", encoding="utf-8") as stream:
+            REPORTERS[output_format](diagnostics, stream, False)
+    except OSError as exc:
+        return [f"{path}: cannot write the report: {exc.strerror or exc}"]
+    return []
 
 
 def _statistics(diagnostics: List[Diagnostic], out: TextIO) -> None:

@@ -48,6 +48,10 @@ class Diagnostic:
     fix: Optional[Fix] = field(default=None, compare=False)
     cell: Optional[int] = field(default=None, compare=False)
 
+    def sort_key(self) -> tuple:
+        """Report order: by file, then cell (notebooks), line, column and code."""
+        return self.path, self.cell or 0, self.line, self.column, self.code
+
     def to_dict(self) -> dict:
         data = {
             "code": self.code,

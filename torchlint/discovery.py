@@ -7,7 +7,7 @@ from typing import Iterable, List, Tuple
 
 from torchlint.config import Settings
 
-SOURCE_SUFFIXES = (".py", ".pyi")
+SOURCE_SUFFIXES = (".py", ".pyi", ".ipynb")
 SKIPPED_DIRECTORIES = frozenset(
     {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", "build", "dist",
      "node_modules", ".eggs", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".torchlint_cache",

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Callable, Dict, List, TextIO
 
 from torchlint.diagnostics import Diagnostic
+from torchlint.reporters.github import report_github
 from torchlint.reporters.json_output import report_json
+from torchlint.reporters.sarif import report_sarif
 from torchlint.reporters.text import report_concise, report_text
 
 Reporter = Callable[[List[Diagnostic], TextIO, bool], None]  # (diagnostics, stream, colour)
@@ -14,4 +16,6 @@ REPORTERS: Dict[str, Reporter] = {
     "text": report_text,
     "concise": report_concise,
     "json": report_json,
+    "sarif": report_sarif,
+    "github": report_github,
 }

@@ -55,6 +55,14 @@ class DataLoaderWithoutWorkers(Rule):
         "call passes `*args`/`**kwargs`, which may carry `num_workers`, or when the dataset is an "
         "in-memory `TensorDataset`, where workers would only add overhead."
     )
+    measured = (
+        "Not yet measured: the fixture (`fixtures/TL501`: one epoch whose samples are zlib-compressed "
+        "images decompressed, cropped, resized, flipped and colour-jittered with numpy, and a conv-net "
+        "training step per batch; no workers vs 2 workers) needs 4 CPU cores, and `torchlint bench` "
+        "skipped it on the only machine run so far (AMD EPYC, 2 cores, torch 2.13.0, 2026-11-21). "
+        "Workers need free cores to overlap loading with the step: on a loaded 2-core machine the "
+        "project's notes measured 0.95x for 2 workers. See [benchmarks](../benchmarks.md)."
+    )
     valid = (
         "from torch.utils.data import DataLoader\nDataLoader(ds, batch_size=8, num_workers=4)",
         "from torch.utils.data import DataLoader\nDataLoader(ds, batch_size=8, num_workers=args.workers)",

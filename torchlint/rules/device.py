@@ -186,6 +186,14 @@ class FactoryThenMoved(Rule):
         "except with a single non-literal argument (`torch.ByteTensor(storage)`): that is host "
         "data to copy, not a size."
     )
+    measured = (
+        "Not yet measured on GPU: no GPU was available so far. The fixture (`fixtures/TL101`) is the "
+        "field notes' loss that shuffles a feature map with `torch.randperm` over every element (131 "
+        "thousand elements at small size, 51 million at full). `torchlint bench` skips it on CPU "
+        "(AMD EPYC, 2 cores, torch 2.13.0, 2026-11-21): there `.to(device)` returns the same tensor, "
+        "so both sides do the same work and a timing would prove nothing. On CPU the harness checks "
+        "only that `--fix` turns `before.py` into `after.py`. See [benchmarks](../benchmarks.md)."
+    )
     valid = (
         "import torch\nx = torch.randn(3, 4, device=device)",
         "import torch\nidx = torch.randperm(n)\nx = data[idx]",

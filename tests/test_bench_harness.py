@@ -1,0 +1,183 @@
+"""The harness on tiny fixture pairs written to a temporary fixtures root."""
+
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torchlint.bench import timing  # noqa: E402
+from torchlint.bench.harness import FAILED, MEASURED, SKIPPED, Machine, bench  # noqa: E402
+from torchlint.rules import RULES_BY_CODE  # noqa: E402
+
+TL101, TL501 = RULES_BY_CODE["TL101"], RULES_BY_CODE["TL501"]
+MOVED = "torch.arange(n).to(device)"
+FIXED = "torch.arange(n, device=device)"
+
+
+def module_text(expression=MOVED, requires="", extra=""):
+    return textwrap.dedent(
+        """\
+        import torch
+
+        REASON = "the effect needs a GPU"
+        {requires}
+        device = torch.device("cpu")
+
+
+        def setup(device, size):
+            return 1000
+
+
+        def step(n):
+            return {expression}
+        {extra}"""
+    ).format(expression=expression, requires=requires, extra=extra)
+
+
+def loader_text(workers="", extra="", requires=""):
+    """A TL501 pair side: before without workers, after with ``workers`` (a rule with no fix)."""
+    return textwrap.dedent(
+        """\
+        from torch.utils.data import DataLoader
+
+        REASON = "the effect needs cores"
+        WORKERS = 0
+        {requires}
+
+        def setup(device, size):
+            return list(range(8))
+
+
+        def step(data):
+            return [batch.tolist() for batch in DataLoader(data, batch_size=4{workers})]
+        {extra}"""
+    ).format(workers=workers, extra=extra, requires=requires)
+
+
+HAND_FIX = ", num_workers=WORKERS"
+
+
+def write_pair(root, before, after, code="TL101"):
+    directory = root / code
+    directory.mkdir(parents=True)
+    (directory / "before.py").write_text(before)
+    (directory / "after.py").write_text(after)
+
+
+@pytest.fixture(autouse=True)
+def short_blocks(monkeypatch):
+    monkeypatch.setattr(timing, "BLOCK_SECONDS", 0.002)
+    monkeypatch.setattr(timing, "CALIBRATION_SECONDS", 0.001)
+
+
+@pytest.fixture
+def run(tmp_path):
+    machine = Machine(torch.device("cpu"), gpus=0, cpus=2)
+
+    def run_bench(rule=TL101, repeats=2):
+        return bench(rule, str(tmp_path), machine, "small", repeats)
+
+    return run_bench
+
+
+def test_consistent_pair_is_measured(tmp_path, run):
+    write_pair(tmp_path, module_text(MOVED), module_text(FIXED))
+    result = run(repeats=3)
+    assert (result.status, result.reason) == (MEASURED, None)
+    assert result.lint_consistent and result.outputs_match
+    assert result.timing.repeats == 3
+    assert result.timing.before_s > 0 and result.timing.after_s > 0
+    assert result.timing.paired_min <= result.timing.speedup * 1.5
+    assert result.as_json()["speedup"] == pytest.approx(result.timing.before_s / result.timing.after_s)
+
+
+@pytest.mark.parametrize(
+    "requires, needs",
+    [
+        ("REQUIRES_CUDA = True", "needs CUDA (cpu here)"),
+        ("REQUIRES_GPUS = 2", "needs 2 CUDA devices (0 here)"),
+        ("REQUIRES_CPUS = 64", "needs 64 CPU cores (2 here)"),
+    ],
+)
+def test_unmet_requirement_is_skipped_and_never_run(tmp_path, run, requires, needs):
+    never = "\ndef setup(device, size):\n    raise AssertionError('a skipped fixture was run')\n"
+    write_pair(tmp_path, module_text(MOVED, requires, never), module_text(FIXED, requires, never))
+    result = run()
+    assert result.status == SKIPPED
+    assert result.reason == f"{needs}: the effect needs a GPU"
+    assert result.timing is None and result.outputs_match is None
+    assert result.lint_consistent is True
+
+
+def test_requirements_are_read_from_before(tmp_path, run):
+    write_pair(tmp_path, loader_text(requires="REQUIRES_CUDA = True"), loader_text(HAND_FIX), "TL501")
+    assert run(TL501).status == SKIPPED
+
+
+@pytest.mark.parametrize(
+    "before, after, reason",
+    [
+        (module_text(FIXED), module_text(FIXED), "before.py is not flagged with TL101"),
+        (module_text(MOVED), module_text(MOVED), "after.py is still flagged with TL101 (line 13)"),
+        (module_text(MOVED), module_text("torch.arange(n, device=device) + 0"), "the fix of before.py differs"),
+        (module_text(MOVED), module_text(FIXED) + "\n", "the fix of before.py differs"),
+        ("import torch\nx = (", module_text(FIXED), "before.py cannot be linted"),
+    ],
+)
+def test_lint_inconsistency_fails_before_anything_runs(tmp_path, run, before, after, reason):
+    write_pair(tmp_path, before, after)
+    result = run()
+    assert result.status == FAILED and result.lint_consistent is False
+    assert result.reason.startswith(reason)
+    assert result.timing is None and result.outputs_match is None
+
+
+def test_output_mismatch_fails(tmp_path, run):
+    after = loader_text(HAND_FIX).replace("return [", "return [[0]] + [")
+    write_pair(tmp_path, loader_text(), after, "TL501")
+    result = run(TL501)
+    assert (result.status, result.outputs_match, result.reason) == (FAILED, False, "outputs differ beyond tolerance")
+    assert result.lint_consistent is True and result.timing is None
+
+
+@pytest.mark.parametrize(
+    "check, status, reason",
+    [
+        ("return True", MEASURED, None),
+        ("return False", FAILED, "check() returned False"),
+        ("assert before == after", FAILED, "check() raised AssertionError"),
+        ("assert before == after, 'not the same'", FAILED, "check() raised AssertionError: not the same"),
+        ("pass", FAILED, "check() returned None, not a bool"),
+    ],
+)
+def test_after_check_replaces_value_comparison(tmp_path, run, check, status, reason):
+    after = loader_text(HAND_FIX, extra=f"\n\ndef check(before, after):\n    {check}\n")
+    write_pair(tmp_path, loader_text(), after.replace("return [", "return [[0]] + ["), "TL501")
+    result = run(TL501)
+    assert (result.status, result.reason) == (status, reason)
+
+
+def test_no_fixture_fails(run):
+    result = run()
+    assert (result.status, result.reason) == (FAILED, "no fixture")
+
+
+@pytest.mark.parametrize(
+    "extra, reason",
+    [
+        ("\ndef setup(device, size):\n    raise ValueError('no data')\n", "before.py setup raised ValueError: no data"),
+        ("\nimport not_a_module_anywhere\n", "before.py import raised ModuleNotFoundError"),
+        ("\nstep = None\n", "before.py step raised TypeError"),
+    ],
+)
+def test_a_fixture_that_raises_fails_with_its_error(tmp_path, run, extra, reason):
+    write_pair(tmp_path, module_text(MOVED, extra=extra), module_text(FIXED, extra=extra))
+    result = run()
+    assert result.status == FAILED and result.reason.startswith(reason)
+
+
+def test_rule_without_fix_accepts_a_hand_written_after(tmp_path, run):
+    write_pair(tmp_path, loader_text(), loader_text(HAND_FIX) + "# fixed by hand\n", "TL501")
+    result = run(TL501)
+    assert (result.status, result.lint_consistent, result.outputs_match) == (MEASURED, True, True)

@@ -1,0 +1,110 @@
+"""``--format sarif`` (checked against the official schema), ``--format github``, ``--output-file``."""
+
+import json
+import os
+
+import jsonschema
+
+from tests.conftest import ROOT
+from torchlint.diagnostics import Diagnostic
+from torchlint.reporters.github import annotation
+from torchlint.rules import ALL_RULES
+
+# The OASIS SARIF 2.1.0 schema, shared beside the repository (as in CI), not vendored.
+SARIF_SCHEMA = os.path.join(os.path.dirname(ROOT), "shared", "data", "sarif-schema-2.1.0.json")
+BAD = ("import torch\nx = torch.randn(3).cuda()\n"
+       "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n")
+
+
+def sarif_of(tmp_path, run_cli, *paths):
+    proc = run_cli("--format", "sarif", "--output-file", "out.sarif", *paths)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == ""  # the report went to the file
+    log = json.loads((tmp_path / "out.sarif").read_text())
+    assert os.path.isfile(SARIF_SCHEMA), f"the SARIF schema is missing: {SARIF_SCHEMA}"
+    with open(SARIF_SCHEMA, encoding="utf-8") as handle:
+        schema = json.load(handle)
+    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    errors = sorted(validator.iter_errors(log), key=str)
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
+    return log
+
+
+def test_sarif_is_valid_and_complete(tmp_path, run_cli):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "bad file.py").write_text(BAD)
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    [run] = sarif_of(tmp_path, run_cli, "pkg", "broken.py")["runs"]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "torchlint" and driver["version"] and driver["informationUri"]
+    rules = {rule["id"]: rule for rule in driver["rules"]}
+    for rule in ALL_RULES:
+        descriptor = rules[rule.code]
+        assert descriptor["name"] == rule.name
+        assert descriptor["shortDescription"]["text"] == rule.message
+        assert descriptor["fullDescription"]["text"] == rule.what
+        assert descriptor["helpUri"].endswith(f"/docs/rules/{rule.code}.md")
+        assert os.path.isfile(os.path.join(ROOT, "docs", "rules", f"{rule.code}.md"))
+    results = {r["ruleId"]: r for r in run["results"]}
+    assert set(results) == {"TL001", "TL101", "TL501"}
+    for result in run["results"]:
+        assert driver["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
+    assert results["TL001"]["level"] == "error" and results["TL101"]["level"] == "warning"
+    location = results["TL101"]["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": "pkg/bad%20file.py", "uriBaseId": "%SRCROOT%"}
+    assert location["region"] == {"startLine": 2, "startColumn": 5, "endLine": 2, "endColumn": 19}
+    [fix] = results["TL101"]["fixes"]
+    [change] = fix["artifactChanges"]
+    assert change["replacements"] == [{
+        "deletedRegion": {"startLine": 2, "startColumn": 5, "endLine": 2, "endColumn": 26},
+        "insertedContent": {"text": 'torch.randn(3, device="cuda")'},
+    }]
+    assert "fixes" not in results["TL501"]
+
+
+def test_sarif_with_no_findings_is_valid(tmp_path, run_cli):
+    (tmp_path / "ok.py").write_text("import torch\n")
+    proc = run_cli("--format", "sarif", "ok.py")
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["runs"][0]["results"] == []
+
+
+def test_github_annotations(tmp_path, run_cli):
+    (tmp_path / "bad.py").write_text(BAD)
+    proc = run_cli("--format", "github", "bad.py")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[0] == (
+        "::warning file=bad.py,line=2,col=5,endLine=2,endColumn=19,title=TL101::"
+        "tensor created on the CPU and then moved to a device; pass `device=` to the factory")
+
+
+def test_github_escaping():
+    d = Diagnostic("a,b:c%.py", 3, 1, "TL101", "100% of it\nagain: yes, really", 3, 4)
+    assert annotation(d) == (
+        "::warning file=a%2Cb%3Ac%25.py,line=3,col=1,endLine=3,endColumn=4,title=TL101::"
+        "100%25 of it%0Aagain: yes, really")
+
+
+def test_output_file_for_every_format(tmp_path, run_cli):
+    (tmp_path / "bad.py").write_text(BAD)
+    for output_format in ("text", "concise", "json", "github", "sarif"):
+        target = tmp_path / f"report.{output_format}"
+        proc = run_cli("--format", output_format, "--output-file", target, "bad.py")
+        assert proc.returncode == 1
+        assert "TL101" in target.read_text() and "TL101" not in proc.stdout
+        assert "\x1b[" not in target.read_text()
+
+
+def test_unwritable_output_file_is_an_error(tmp_path, run_cli):
+    (tmp_path / "bad.py").write_text(BAD)
+    proc = run_cli("--output-file", tmp_path / "missing" / "out.txt", "bad.py")
+    assert proc.returncode == 2
+    assert "cannot write the report" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_exit_non_zero_on_fix(tmp_path, run_cli):
+    path = tmp_path / "bad.py"
+    path.write_text("import torch\nx = torch.randn(3).cuda()\n")
+    assert run_cli("--fix", "--exit-non-zero-on-fix", "bad.py").returncode == 1
+    assert "device=" in path.read_text()
+    assert run_cli("--fix", "--exit-non-zero-on-fix", "bad.py").returncode == 0  # nothing left to fix

@@ -1,0 +1,39 @@
+"""Lint consistency: before.py is flagged with the rule, after.py is not, and fixing one gives the other."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Optional, Type
+
+from torchlint.fixes import fix_text
+from torchlint.linter import LintResult, lint_text
+from torchlint.rules.base import Rule
+
+
+def lint_problem(rule: Type[Rule], before: str, after: str) -> Optional[str]:
+    """What is inconsistent between the rule and its fixture texts, or None."""
+
+    def lint(text: str, name: str) -> LintResult:
+        return lint_text(text, name, [rule])
+
+    before_result, after_result = lint(before, "before.py"), lint(after, "after.py")
+    for name, result in (("before.py", before_result), ("after.py", after_result)):
+        if result.errors or not result.parsed:
+            return f"{name} cannot be linted: {(result.errors or [result.diagnostics[0].message])[0]}"
+    if not any(d.code == rule.code for d in before_result.diagnostics):
+        return f"before.py is not flagged with {rule.code}"
+    flagged = [d.line for d in after_result.diagnostics if d.code == rule.code]
+    if flagged:
+        return f"after.py is still flagged with {rule.code} (line {flagged[0]})"
+    if rule.fix:
+        fixed = fix_text(before, lambda text: lint(text, "before.py"), unsafe=rule.fix == "unsafe").text
+        if fixed != after:
+            return f"the fix of before.py differs from after.py: {_first_difference(fixed, after)}"
+    return None
+
+
+def _first_difference(fixed: str, after: str) -> str:
+    for line in difflib.unified_diff(after.splitlines(), fixed.splitlines(), "after.py", "fixed", n=0, lineterm=""):
+        if line[:1] in "+-" and not line.startswith(("+++", "---")):
+            return repr(line)
+    return "whitespace at the end of the file"

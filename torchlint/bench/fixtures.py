@@ -1,0 +1,75 @@
+"""Fixture pairs on disk (``<root>/<CODE>/before.py``, ``after.py``) and what they require."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Optional
+
+DEFAULT_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures")
+SIDES = ("before", "after")
+
+
+@dataclass(frozen=True)
+class Fixture:
+    code: str
+    directory: str
+
+    def path(self, side: str) -> str:
+        return os.path.join(self.directory, f"{side}.py")
+
+    def text(self, side: str) -> str:
+        with open(self.path(side), encoding="utf-8") as handle:
+            return handle.read()
+
+    def load(self, side: str) -> ModuleType:
+        """Import ``side``.py afresh, registered under a unique name (so workers can unpickle it)."""
+        name = f"torchlint_fixture_{self.code}_{side}"
+        spec = importlib.util.spec_from_file_location(name, self.path(side))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+
+def find(root: str, code: str) -> Optional[Fixture]:
+    fixture = Fixture(code, os.path.join(root, code))
+    return fixture if all(os.path.isfile(fixture.path(side)) for side in SIDES) else None
+
+
+@dataclass(frozen=True)
+class Requirements:
+    cuda: bool = False
+    gpus: int = 0
+    cpus: int = 1
+    reason: str = "(the fixture gives no REASON)"
+
+    @classmethod
+    def of(cls, module: ModuleType) -> "Requirements":
+        default = cls()
+        return cls(
+            bool(getattr(module, "REQUIRES_CUDA", default.cuda)),
+            int(getattr(module, "REQUIRES_GPUS", default.gpus)),
+            int(getattr(module, "REQUIRES_CPUS", default.cpus)),
+            str(getattr(module, "REASON", default.reason)),
+        )
+
+    def unmet(self, device_type: str, gpus: int, cpus: int) -> Optional[str]:
+        """Why this machine cannot show the effect, or None when it can."""
+        if self.cuda and device_type != "cuda":
+            return f"needs CUDA ({device_type} here): {self.reason}"
+        if self.gpus > gpus:
+            return f"needs {self.gpus} CUDA devices ({gpus} here): {self.reason}"
+        if self.cpus > cpus:
+            return f"needs {self.cpus} CPU cores ({cpus} here): {self.reason}"
+        return None
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
