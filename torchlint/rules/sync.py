@@ -71,6 +71,14 @@ class HostSyncInHotPath(Rule):
         "(`if mask is None`), or for bare parameters whose use shows nothing tensor-like "
         "(`if use_cache:`)."
     )
+    measured = (
+        "CPU (AMD EPYC, 2 cores, 1 torch thread, torch 2.13.0, 2026-11-21, `torchlint bench --device "
+        "cpu --size small --repeat 5`): **99x** (1.88 ms -> 18.9 us per call, paired range "
+        "96-111x) for a per-sample L1 loss over a 256x128 batch that accumulates `.item()` row by "
+        "row, against the vectorised loss (`fixtures/TL201`). On CPU the cost is the per-row "
+        "operations; on a GPU each row adds a device-to-host copy and a sync (not yet measured on "
+        "GPU). See [benchmarks](../benchmarks.md)."
+    )
     valid = (
         "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        if x.shape[0] == 0:\n"
         "            raise ValueError(f'empty batch, sum {x.sum().item()}')\n        return x",
@@ -242,6 +250,13 @@ class PythonLoopOverTensor(Rule):
         "large pieces), over a dimension whose body does not index per element (`for h in "
         "range(x.shape[1]): outs.append(self.heads[h](x))`), in training-loop code, or in `while` "
         "loops (their trip count is not visible)."
+    )
+    measured = (
+        "CPU (AMD EPYC, 2 cores, 1 torch thread, torch 2.13.0, 2026-11-21, `torchlint bench --device "
+        "cpu --size small --repeat 5`): **38x** (5.23 ms -> 138 us per forward, paired range "
+        "37-45x) for a quantiser binning a 64x256 tensor into 8 levels row by row and level by "
+        "level, against one `torch.bucketize` with identical output (`fixtures/TL202`). Not yet "
+        "measured on GPU, where every masked write also syncs. See [benchmarks](../benchmarks.md)."
     )
     valid = (
         "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        for layer in self.layers:\n"
