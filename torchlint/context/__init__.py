@@ -46,6 +46,10 @@ class FileContext:
     def tensor_kind(self, node: cst.BaseExpression) -> Optional[str]:
         return self._inference.kind(node)
 
+    def bound(self, name: str) -> bool:
+        """Has ``name`` been bound so far in the current function (a parameter or assignment)?"""
+        return name in self._kinds[self.scope.function]
+
     def value_of(self, name: str) -> Optional[cst.BaseExpression]:
         """The expression last assigned to ``name`` in the current function, if simple."""
         return self._values[self.scope.function].get(name)

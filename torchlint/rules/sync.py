@@ -248,8 +248,10 @@ class PythonLoopOverTensor(Rule):
         "(`for f in features`), over `zip` of lists, over a literal or attribute range "
         "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`: a few "
         "large pieces), over a dimension whose body does not index per element (`for h in "
-        "range(x.shape[1]): outs.append(self.heads[h](x))`), in training-loop code, or in `while` "
-        "loops (their trip count is not visible)."
+        "range(x.shape[1]): outs.append(self.heads[h](x))`), for recurrences where each step needs "
+        "the previous one (an RNN cell fed its own state, `h = self.cell(x[:, t], h)`, or a filter "
+        "reading `y[:, t - 1]`), in training-loop code, or in `while` loops (their trip count is "
+        "not visible)."
     )
     measured = (
         "CPU (AMD EPYC, 2 cores, 1 torch thread, torch 2.13.0, 2026-11-21, `torchlint bench --device "
@@ -280,6 +282,13 @@ class PythonLoopOverTensor(Rule):
         "import torch\ndef collate(x):\n    return [row for row in x.view(x.shape[0], -1)]",
         "import torch\nfor x, y in loader:\n    for row in x.view(x.shape[0], -1):\n        pass\n"
         "    loss = model(x).backward()",
+        "import torch\nclass RNN(nn.Module):\n    def forward(self, x, h):\n        outs = []\n"
+        "        for t in range(x.shape[1]):\n            h = self.cell(x[:, t], h)\n            outs.append(h)\n"
+        "        return torch.stack(outs, 1)",
+        "import torch\nclass Decoder(nn.Module):\n    def forward(self, x, state):\n        B, T, C = x.shape\n"
+        "        for t in range(T):\n            out, state = self.step(x[:, t], state)\n        return out",
+        "import torch\nclass IIR(nn.Module):\n    def forward(self, x):\n        y = torch.zeros_like(x)\n"
+        "        for t in range(1, x.shape[1]):\n            y[:, t] = self.a * y[:, t - 1] + x[:, t]\n        return y",
     )
     invalid = (
         Invalid(
@@ -304,6 +313,11 @@ class PythonLoopOverTensor(Rule):
         Invalid(
             "import torch\nclass M(nn.Module):\n    def forward(self, x):\n"
             "        return torch.stack([self.f(x[i]) for i in range(x.size(0))])\n"
+        ),
+        Invalid(
+            "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        out = []\n"
+            "        for b in range(x.shape[0]):\n            feat = x[b]\n            out.append(self.head(feat))\n"
+            "        return torch.stack(out)\n"
         ),
         Invalid(
             "import torch\nclass M(nn.Module):\n    def forward(self, x, y):\n"
@@ -341,7 +355,10 @@ class PythonLoopOverTensor(Rule):
         sized = self.ctx.sized_tensor(stop)
         if sized is None or not self._evident_tensor(sized, stop):
             return False
-        return any(self._indexes_by(node, target.value) for part in body for node in _descendants(part))
+        nodes = [node for part in body for node in _descendants(part)]
+        if _recurrence(self.ctx, nodes, target.value):
+            return False
+        return any(self._indexes_by(node, target.value) for node in nodes)
 
     def _is_tensor_rows(self, node: cst.BaseExpression) -> bool:
         """``x``, ``x[0]`` or ``x.unbind(...)`` for a name ``x`` used like a tensor."""
@@ -371,6 +388,41 @@ class PythonLoopOverTensor(Rule):
             for element in node.slice
             for inner in _descendants(element)
         )
+
+
+def _recurrence(ctx, nodes: List[cst.CSTNode], variable: str) -> bool:
+    """Does each iteration depend on the previous one, so the loop is inherently sequential?
+    A state fed back through a call (``h = self.cell(x[:, t], h)``) or a neighbour read
+    (``y[:, t] = a * y[:, t - 1] + x[:, t]``). Running sums (``total += ...``) do not count."""
+    assigned = set()  # names the body rebinds that already held a value before the loop
+    for node in nodes:
+        if isinstance(node, cst.AssignTarget):
+            assigned.update(name for name in _names_in_target(node.target) if ctx.bound(name))
+    for node in nodes:
+        if isinstance(node, cst.Call) and not (ctx.qualname(node.func) or "").startswith("torch."):
+            if any(name in assigned for arg in node.args for name in _names(arg.value)):
+                return True
+        if (
+            isinstance(node, cst.BinaryOperation)
+            and isinstance(node.operator, (cst.Subtract, cst.Add))
+            and isinstance(node.left, cst.Name)
+            and node.left.value == variable
+            and isinstance(node.right, cst.Integer)
+        ):
+            return True
+    return False
+
+
+def _names_in_target(target: cst.BaseExpression) -> Iterable[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names_in_target(element.value)
+
+
+def _names(node: cst.CSTNode) -> Iterable[str]:
+    return (n.value for n in _descendants(node) if isinstance(n, cst.Name))
 
 
 def _iterated(ctx, iterable: cst.BaseExpression) -> List[cst.BaseExpression]:
