@@ -15,7 +15,7 @@ import libcst as cst
 from torchlint.context.imports import ImportTable, dotted_name
 from torchlint.context.scopes import MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers
 from torchlint.context.tensors import (
-    HOST, NOT, TENSOR, TENSOR_ONLY_MEMBERS, TensorInference, dimension_source, parameter_kind, shape_source,
+    HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TensorInference, dimension_source, parameter_kind, shape_source,
 )
 from torchlint.walker import iter_children
 
@@ -82,14 +82,36 @@ class FileContext:
             self._evidence[key] = function.node is not None and _uses_member(function.node, name, members)
         return self._evidence[key]
 
-    def surely_tensor(self, node: cst.BaseExpression) -> bool:
-        """A ``TENSOR`` with more evidence than a parameter's name: a bare name must have been
-        assigned in this function or be used like a tensor (``x.shape``)."""
-        if self.tensor_kind(node) != TENSOR:
+    def surely_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """A ``TENSOR`` with more evidence than a parameter's name: a name used like a tensor
+        (``x.shape``) or assigned from such a value, a torch function's result, a tensor-only
+        method's result (``m.any()``), or an expression over one of those."""
+        if depth > 4 or self.tensor_kind(node) != TENSOR:
             return False
+        depth += 1
         if isinstance(node, cst.Name):
-            return self.value_of(node.value) is not None or self.used_as_tensor(node.value)
-        return True
+            if self.used_as_tensor(node.value):
+                return True
+            value = self.value_of(node.value)
+            return value is not None and value is not node and self.surely_tensor(value, depth)
+        if isinstance(node, cst.Comparison):
+            operands = [node.left, *(target.comparator for target in node.comparisons)]
+            return any(self.surely_tensor(operand, depth) for operand in operands)
+        if isinstance(node, cst.BinaryOperation):
+            return self.surely_tensor(node.left, depth) or self.surely_tensor(node.right, depth)
+        if isinstance(node, cst.UnaryOperation):
+            return self.surely_tensor(node.expression, depth)
+        if isinstance(node, (cst.Subscript, cst.Attribute)):
+            return self.surely_tensor(node.value, depth)
+        if isinstance(node, cst.Call):
+            if (self.qualname(node.func) or "").startswith("torch."):
+                return True
+            if isinstance(node.func, cst.Attribute):
+                owner = node.func.value
+                if isinstance(owner, cst.Name) and owner.value == "self":
+                    return False  # self.helper(x) may well return a bool or a number
+                return node.func.attr.value in TENSOR_METHODS or self.surely_tensor(owner, depth)
+        return False
 
     def in_comprehension(self) -> bool:
         return self.inside(cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -105,8 +127,13 @@ class FileContext:
 
     def used_as_tensor(self, name: str) -> bool:
         """Is ``name`` used with a member only tensors have (``x.shape``, ``x.view(...)``) in
-        the current function? Tells a tensor from a list of tensors."""
-        return self.uses_member(name, TENSOR_ONLY_MEMBERS)
+        the current function, and not type-tested (``isinstance(x, ...)``: code that takes
+        tensors or collections)? Tells a tensor from a list of tensors."""
+        function = self.scope.function
+        key = (id(function), name, "isinstance")
+        if key not in self._evidence:
+            self._evidence[key] = function.node is not None and _type_tested(function.node, name)
+        return not self._evidence[key] and self.uses_member(name, TENSOR_ONLY_MEMBERS)
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:
@@ -294,6 +321,22 @@ def _writes_into(root: cst.CSTNode, name: str) -> bool:
             and _is_name(node.func.value, name)
             and node.func.attr.value.endswith("_")
             and not node.func.attr.value.startswith("_")
+        ):
+            return True
+        stack.extend(iter_children(node))
+    return False
+
+
+def _type_tested(root: cst.CSTNode, name: str) -> bool:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == "isinstance"
+            and node.args
+            and _is_name(node.args[0].value, name)
         ):
             return True
         stack.extend(iter_children(node))

@@ -35,8 +35,11 @@ def follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable, 
         grand = ancestors[i - 1] if i >= 1 else None
         step = 1
         if isinstance(parent, cst.Attribute) and parent.value is current:
-            if not (isinstance(grand, cst.Call) and grand.func is parent) or parent.attr.value in _LEAVES_HOST:
+            method = parent.attr.value
+            if not (isinstance(grand, cst.Call) and grand.func is parent) or method in _LEAVES_HOST:
                 return Flow(None, current, parent)
+            if method.endswith("_") and not method.startswith("_"):
+                return Flow(None, current, parent)  # buf.copy_(x): written in place, a host buffer
             met = _tensor_among(kind, (arg.value for arg in grand.args))
             if met is not None:
                 return Flow(met, current, parent)

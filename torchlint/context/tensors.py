@@ -29,6 +29,9 @@ _NON_TENSOR_PREFIXES = (
     "torch.mps.", "torch.xpu.", "torch.numel", "torch.typename", "torch.use_deterministic",
     "torch.are_deterministic", "torch.compiler.", "torch.overrides.", "torch.multiprocessing.",
     "torch.result_type", "torch.promote_types", "torch.can_cast", "torch.broadcast_shapes",
+    "torch.serialization.", "torch.distributions.", "torch.futures.", "torch.random.", "torch.ao.",
+    "torch.quantization.", "torch.version", "torch.mlu.", "torch.npu.", "torch.hpu.", "torch.xla",
+    "torch.accelerator.", "torch.package.", "torch.func.", "torch.monitor.", "torch.signal.",
 )
 _TENSOR_PREFIXES = ("torch.nn.functional.",)
 _NON_TENSOR_METHODS = frozenset(
@@ -49,6 +52,9 @@ def torch_call_kind(qualname: str, call: cst.Call, kind: Callable) -> Optional[s
         return HOST
     if "._" in qualname:
         return None  # private API: no promises
+    last = qualname.rsplit(".", 1)[-1]
+    if last.startswith(("is_", "get_")) or last in ("device_count", "current_device"):
+        return NOT  # torch.mtia.is_available(), torch.neuron.device_count(), ...
     factory = factory_name(qualname)
     if factory is not None:
         return _factory_kind(factory, call, kind)
@@ -188,6 +194,13 @@ TENSOR_ONLY_MEMBERS = frozenset(
 )
 
 
+# Methods whose call shows the receiver is a tensor (Python lists, numbers and strings lack them).
+TENSOR_METHODS = TENSOR_ONLY_MEMBERS | frozenset(
+    "any all max min amax amin argmax argmin isnan isfinite nonzero unique item tolist cpu numpy "
+    "prod std var".split()
+)
+
+
 def dimension_source(node: cst.BaseExpression, kind: Callable) -> Optional[cst.BaseExpression]:
     """The tensor whose size ``node`` is: ``t.shape[i]``, ``t.size(i)``, ``len(t)``."""
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
@@ -220,6 +233,9 @@ _IDENTITY_OPS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 def _comparison_kind(inference: TensorInference, node: cst.Comparison) -> Optional[str]:
     if any(isinstance(target.operator, _IDENTITY_OPS) for target in node.comparisons):
         return NOT  # `x is None`, `k in d`: plain Python booleans
+    operands = [node.left, *(target.comparator for target in node.comparisons)]
+    if any(isinstance(operand, cst.BaseString) for operand in operands):
+        return NOT  # `mode == "train"`: no tensor is compared with a string
     kinds = [inference.kind(node.left)] + [inference.kind(t.comparator) for t in node.comparisons]
     result = None
     for kind in kinds:

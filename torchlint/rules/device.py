@@ -376,6 +376,10 @@ class FactoryMeetsDeviceTensor(Rule):
         "import torch\nclass M(nn.Module):\n    def forward(self, x):\n"
         "        steps = torch.arange(4)\n        return [self.blocks[i](x) for i in steps.tolist()]",
         "import torch\nclass M(nn.Module):\n    def forward(self, x, shape=torch.zeros(2)):\n        return x",
+        "import torch\ndef psnr_loss(preds, target, base: float = 10.0):\n"
+        "    return (preds - target).pow(2).mean().log() * (10 / torch.log(torch.tensor(base)))",
+        "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        buf = torch.empty(x.shape)\n"
+        "        buf.copy_(x)\n        return buf",
         "import torch\nclass Net(nn.Module):\n    def training_step(self, batch, batch_idx):\n"
         "        x, y = batch\n        return x * torch.ones(x.shape[0])",
         "import torch\nclass M(nn.Module):\n    def causal(self, n):\n"
@@ -474,13 +478,21 @@ class FactoryMeetsDeviceTensor(Rule):
             return False
         if factory in DATA_FACTORIES:
             data = data_argument(node)
-            return (
-                data is not None
-                and self.ctx.tensor_kind(data) == NOT
-                and not constant_data(data)
-                and not number_literal(data)
-            )
+            return data is not None and self._sequence_data(data) and not constant_data(data)
         return True
+
+    def _sequence_data(self, data: cst.BaseExpression) -> bool:
+        """Data that makes a tensor of at least one dimension and is not a tensor itself: a
+        list, tuple or shape. (A 0-d CPU tensor mixes with CUDA tensors without any copy.)"""
+        if isinstance(data, cst.Name):
+            data = self.ctx.value_of(data.value) or data
+        if isinstance(data, (cst.List, cst.Tuple, cst.ListComp)):
+            return True
+        if isinstance(data, cst.Call) and self.ctx.qualname(data.func) in ("builtins.list", "builtins.tuple"):
+            return True
+        if isinstance(data, cst.Subscript):  # x.shape[2:]
+            data = data.value
+        return _is_shape(data) and self.ctx.tensor_kind(data) == NOT
 
     def _flag(self, factory: cst.Call, meets: cst.BaseExpression) -> None:
         name = device_name(meets, self.ctx.tensor_kind)
@@ -488,6 +500,13 @@ class FactoryMeetsDeviceTensor(Rule):
         if name is not None:
             fix = (Replacement(factory, _with_keyword(factory, "device", _member(cst.Name(name.value), "device"))),)
         self.report(factory, replacements=fix, hot_when=in_model_code)
+
+
+def _is_shape(node: cst.BaseExpression) -> bool:
+    """``x.shape`` or ``x.size()``."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "shape"
+    return isinstance(node, cst.Call) and not node.args and method_call(node, "size") is not None
 
 
 def _stored_name(holder: Optional[cst.CSTNode], value: cst.CSTNode) -> Optional[str]:

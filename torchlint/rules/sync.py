@@ -105,6 +105,8 @@ class HostSyncInHotPath(Rule):
         "import torch\nclass M(nn.Module):\n    def __init__(self, w):\n        super().__init__()\n"
         "        self.n = int(torch.tensor(w).sum().item())",
         "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        print(x.shape)\n        return x",
+        "import torch\nclass M(nn.Module):\n    def forward(self, x, step):\n"
+        "        if self._should_checkpoint(step):\n            return self.ckpt(x)\n        return x",
         "import torch\ndef check_finite_loss(loss: Optional[Tensor]) -> None:\n"
         "    if loss is not None and not torch.isfinite(loss).all():\n        raise ValueError(f'loss is {loss}')",
     )
@@ -123,7 +125,7 @@ class HostSyncInHotPath(Rule):
         ),
         Invalid(
             "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        x = self.conv(x)\n"
-            "        print(x)\n        return x\n"
+            "        print(x)\n        return x.flatten(1)\n"
         ),
         Invalid(
             "import torch\nclass M(nn.Module):\n    def forward(self, x):\n"
@@ -287,6 +289,13 @@ class PythonLoopOverTensor(Rule):
         "        return torch.stack(outs, 1)",
         "import torch\nclass Decoder(nn.Module):\n    def forward(self, x, state):\n        B, T, C = x.shape\n"
         "        for t in range(T):\n            out, state = self.step(x[:, t], state)\n        return out",
+        "import torch\ndef collate_loss(batch):\n    tensor = torch.zeros(len(batch), 3)\n"
+        "    for j in range(len(batch[0][0])):\n        tensor[j] += batch[j][0][0]\n    return tensor",
+        "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        outs = []\n"
+        "        for i in range(0, x.shape[0], 1024):\n            outs.append(self.mlp(x[i:i + 1024]))\n"
+        "        return torch.cat(outs)",
+        "import torch\ndef move_loss(value, device):\n    if isinstance(value, torch.Tensor):\n"
+        "        return value.to(device)\n    return type(value)(move_loss(v, device) for v in value)",
         "import torch\nclass IIR(nn.Module):\n    def forward(self, x):\n        y = torch.zeros_like(x)\n"
         "        for t in range(1, x.shape[1]):\n            y[:, t] = self.a * y[:, t - 1] + x[:, t]\n        return y",
     )
@@ -374,11 +383,9 @@ class PythonLoopOverTensor(Rule):
 
     def _evident_tensor(self, sized: cst.BaseExpression, stop: cst.BaseExpression) -> bool:
         """``x.shape[0]`` / ``x.size(0)`` prove ``x`` is a tensor; ``len(x)`` needs more."""
-        if not isinstance(sized, cst.Name):
-            return True
         length = stop if not isinstance(stop, cst.Name) else self.ctx.value_of(stop.value)
         is_len = isinstance(length, cst.Call) and isinstance(length.func, cst.Name) and length.func.value == "len"
-        return not is_len or self.ctx.used_as_tensor(sized.value)
+        return not is_len or self._is_tensor_rows(sized)
 
     def _indexes_by(self, node: cst.CSTNode, variable: str) -> bool:
         if not isinstance(node, cst.Subscript) or self.ctx.tensor_kind(node.value) != TENSOR:
@@ -439,8 +446,8 @@ def _range_stop(ctx, iterable: cst.BaseExpression) -> Optional[cst.BaseExpressio
     if not (isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) == "builtins.range"):
         return None
     args = positional(iterable)
-    if len(args) != len(iterable.args) or not 1 <= len(args) <= 3:
-        return None
+    if len(args) != len(iterable.args) or not 1 <= len(args) <= 2:
+        return None  # with a step, the loop walks chunks (`range(0, n, chunk)`), not elements
     return args[0].value if len(args) == 1 else args[1].value
 
 
