@@ -54,7 +54,7 @@ def lint_text(
         return result
     while True:
         try:
-            findings, context = _run_rules(module, active, hot_functions)
+            findings, context = _run_rules(module, active, hot_functions, path)
             break
         except _RuleFailed as failure:
             result.errors.append(str(failure))
@@ -71,8 +71,10 @@ def lint_text(
     return result
 
 
-def _run_rules(module: cst.Module, rule_types: Sequence[Type[Rule]], hot_functions: FrozenSet[str]):
-    context = FileContext(module, hot_functions)
+def _run_rules(
+    module: cst.Module, rule_types: Sequence[Type[Rule]], hot_functions: FrozenSet[str], path: str = ""
+):
+    context = FileContext(module, hot_functions, path)
     findings: List[Finding] = []
     seen = set()
 

@@ -8,10 +8,12 @@ re-deriving the answers.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
+from torchlint.context.dataflow import Assignments, self_attributes, uses_cuda
+from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.imports import ImportTable, dotted_name
 from torchlint.context.scopes import MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers
 from torchlint.context.tensors import (
@@ -23,17 +25,24 @@ __all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "MODEL", "STEP", "do
 
 
 class FileContext:
-    def __init__(self, module: cst.Module, hot_functions: FrozenSet[str] = frozenset()) -> None:
+    def __init__(self, module: cst.Module, hot_functions: FrozenSet[str] = frozenset(), path: str = "") -> None:
         self.module = module
+        self.path = path
         self.imports = ImportTable()
         self.ancestors: List[cst.CSTNode] = []
         self.module_scope = Scope("module", "<module>", None, module)
         self.scope = self.module_scope
         self._hot_functions = hot_functions
         self._functions: List[Scope] = []
-        # Per function scope: local name -> tensor kind, and -> last assigned expression.
+        # Per function scope: local name -> tensor kind, and the history of assigned values.
         self._kinds: Dict[Scope, Dict[str, Optional[str]]] = {self.module_scope: {}}
-        self._values: Dict[Scope, Dict[str, cst.BaseExpression]] = {self.module_scope: {}}
+        self._values: Dict[Scope, Assignments] = {self.module_scope: Assignments()}
+        self._order: Dict[int, int] = {}  # id(assigned expression) -> its assignment number
+        self._assignments = 0
+        self._uses_cuda: Optional[bool] = None
+        self._test_module: Optional[bool] = None
+        self.datasets = DatasetFacts(self)
+        self._class_attributes: Dict[Scope, Dict[str, Optional[cst.BaseExpression]]] = {}
         # Per function scope: names unpacked from a tensor's shape (`b, c = x.shape`) -> the tensor.
         self._dims: Dict[Scope, Dict[str, cst.BaseExpression]] = {self.module_scope: {}}
         self._evidence: Dict[tuple, bool] = {}
@@ -50,9 +59,42 @@ class FileContext:
         """Has ``name`` been bound so far in the current function (a parameter or assignment)?"""
         return name in self._kinds[self.scope.function]
 
-    def value_of(self, name: str) -> Optional[cst.BaseExpression]:
-        """The expression last assigned to ``name`` in the current function, if simple."""
-        return self._values[self.scope.function].get(name)
+    def value_of(
+        self, name: str, before: Optional[cst.BaseExpression] = None
+    ) -> Optional[cst.BaseExpression]:
+        """The expression last assigned to ``name`` in the current function, if simple.
+
+        With ``before`` (an assigned expression that mentions ``name``), the value ``name``
+        held when that assignment ran: ``img = img.transpose(2, 0, 1)`` looks back past itself.
+        """
+        order = self._order.get(id(before)) if before is not None else None
+        if before is not None and order is None:
+            return None
+        return self._values[self.scope.function].latest(name, order)
+
+    def attribute_value(self, name: str) -> Optional[cst.BaseExpression]:
+        """The one expression assigned to ``self.<name>`` in the enclosing class, if unique."""
+        cls = self.scope.enclosing_class if self.scope.kind != "class" else self.scope
+        if cls is None or not isinstance(cls.node, cst.ClassDef):
+            return None
+        attributes = self._class_attributes.get(cls)
+        if attributes is None:
+            attributes = self._class_attributes[cls] = self_attributes(cls.node)
+        return attributes.get(name)
+
+    @property
+    def uses_cuda(self) -> bool:
+        """The file moves data to, or queries, a CUDA device somewhere."""
+        if self._uses_cuda is None:
+            self._uses_cuda = uses_cuda(self.module.code)
+        return self._uses_cuda
+
+    @property
+    def is_test_module(self) -> bool:
+        """The file holds tests: by its path, its imports (pytest/unittest) or ``test_*`` functions."""
+        if self._test_module is None:
+            self._test_module = is_test_module(self.module, self.imports, self.path)
+        return self._test_module
 
     def in_error_path(self) -> bool:
         """Inside a ``raise`` or an ``assert``: code that does not run in normal training
@@ -140,6 +182,15 @@ class FileContext:
         """The parent of the node being visited (valid inside ``visit_*``)."""
         return self.ancestors[-1] if self.ancestors else None
 
+    def indentation(self) -> Tuple[str, ...]:
+        """The indentation of the block the visited node sits in, one token per level."""
+        default = self.module.default_indent
+        return tuple(
+            node.indent if node.indent is not None else default
+            for node in self.ancestors
+            if isinstance(node, cst.IndentedBlock)
+        )
+
     def inside(self, *types: type) -> bool:
         return any(isinstance(node, types) for node in self.ancestors)
 
@@ -150,6 +201,10 @@ class FileContext:
     # ---- the traversal ---------------------------------------------------------------
     def _name_kind(self, name: str) -> Optional[str]:
         return self._kinds[self.scope.function].get(name)
+
+    def _next_order(self) -> int:
+        self._assignments += 1
+        return self._assignments
 
     def _push(self, scope: Scope) -> None:
         self.scope = scope
@@ -183,7 +238,7 @@ class FileContext:
             owner.methods[name] = scope
         self._functions.append(scope)
         self._kinds[scope] = kinds = {}
-        self._values[scope] = {}
+        self._values[scope] = Assignments()
         self._dims[scope] = {}
         # Annotations count everywhere (a helper may turn out hot); forward and loss inputs
         # are assumed to be tensors unless they say otherwise.
@@ -237,7 +292,7 @@ class FileContext:
             kinds = self._kinds[self.scope.function]
             name = node.target.value
             kinds[name] = kinds.get(name) if kinds.get(name) in (TENSOR, HOST) else None
-            self._values[self.scope.function].pop(name, None)
+            self._values[self.scope.function].bind(name, None, self._next_order())
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -271,10 +326,10 @@ class FileContext:
         if isinstance(target, cst.Name):
             self._kinds[function][target.value] = kind
             self._dims[function].pop(target.value, None)
-            if value is None:
-                self._values[function].pop(target.value, None)
-            else:
-                self._values[function][target.value] = value
+            order = self._next_order()
+            if value is not None:
+                self._order[id(value)] = order
+            self._values[function].bind(target.value, value, order)
         elif isinstance(target, (cst.Tuple, cst.List)):
             shaped = shape_source(value, self.tensor_kind) if value is not None else None
             for element in target.elements:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 
 def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
@@ -31,6 +32,26 @@ def method_call(node: cst.CSTNode, *names: str) -> Optional[cst.Attribute]:
     return None
 
 
+def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``name=value``: the existing keyword's value replaced, or a new keyword."""
+    existing = keyword(call, name)
+    if existing is not None:
+        return call.with_deep_changes(existing, value=value)
+    arg = cst.Arg(
+        value=value,
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
+    args = list(call.args)
+    if args and isinstance(args[-1].comma, cst.Comma):  # a trailing comma: keep the layout
+        separator = args[-2].comma if len(args) > 1 else None
+        if not isinstance(separator, cst.Comma):
+            separator = cst.Comma(whitespace_after=call.whitespace_before_args)
+        arg = arg.with_changes(comma=args[-1].comma)
+        args[-1] = args[-1].with_changes(comma=separator)
+    return call.with_changes(args=(*args, arg))
+
+
 def literal_value(node: cst.BaseExpression):
     """The Python value of a simple literal (int, float, str, True/False/None), else a sentinel."""
     if isinstance(node, cst.Integer) or isinstance(node, cst.Float):
@@ -43,3 +64,14 @@ def literal_value(node: cst.BaseExpression):
 
 
 NOT_LITERAL = object()
+
+
+def code_in_block(module: cst.Module, node: cst.CSTNode, indentation: Sequence[str]) -> str:
+    """The source of ``node`` as it would read inside a block indented by ``indentation``.
+
+    ``module.code_for_node`` renders a node as if at the top level, so the continuation lines
+    of a multi-line call lose their block's indentation; this keeps them.
+    """
+    state = CodegenState(module.default_indent, module.default_newline, indent_tokens=list(indentation))
+    node._codegen(state)
+    return "".join(state.tokens)

@@ -15,7 +15,7 @@ from torchlint.context.factories import (
 from torchlint.context.meeting import device_name, follow
 from torchlint.context.scopes import in_model_code
 from torchlint.rules.base import Invalid, Replacement, Rule
-from torchlint.rules.calls import has_star_args, keyword, method_call, positional
+from torchlint.rules.calls import code_in_block, has_star_args, keyword, method_call, positional, with_keyword
 
 _DTYPES = frozenset(
     "float float16 float32 float64 half double bfloat16 long int int8 int16 int32 int64 short "
@@ -126,18 +126,6 @@ def _carries_host_data(call: cst.Call, factory: str) -> bool:
 
 def _member(node: cst.BaseExpression, name: str) -> cst.Attribute:
     return cst.Attribute(value=node, attr=cst.Name(name))
-
-
-def _with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
-    existing = keyword(call, name)
-    if existing is not None:
-        return call.with_deep_changes(existing, value=value)
-    arg = cst.Arg(
-        value=value,
-        keyword=cst.Name(name),
-        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-    )
-    return call.with_changes(args=(*call.args, arg))
 
 
 class FactoryThenMoved(Rule):
@@ -287,10 +275,10 @@ class FactoryThenMoved(Rule):
         code_for = self.ctx.module.code_for_node
         if code_for(move_call).count("#") != code_for(factory).count("#"):
             return ()  # a comment lives in the part the fix would drop
-        fixed = _with_keyword(factory, "device", move.device)
+        fixed = with_keyword(factory, "device", move.device)
         if move.dtype is not None:
-            fixed = _with_keyword(fixed, "dtype", move.dtype)
-        return (Replacement(move_call, fixed),)
+            fixed = with_keyword(fixed, "dtype", move.dtype)
+        return (Replacement(move_call, code_in_block(self.ctx.module, fixed, self.ctx.indentation())),)
 
 
 # Uses of a host tensor that show it is meant for the host, or moved (TL101's case).
@@ -448,7 +436,7 @@ class FactoryMeetsDeviceTensor(Rule):
 
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
-        # (function, name) -> (factory call, the expression the name was assigned)
+        # (function, name) -> (factory call, the expression the name was assigned, its indentation)
         self._stored = {}
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -456,11 +444,11 @@ class FactoryMeetsDeviceTensor(Rule):
             return
         flow = follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname)
         if flow.meets is not None:
-            self._flag(node, flow.meets)
+            self._flag(node, flow.meets, self.ctx.indentation())
             return
         target = _stored_name(flow.parent, flow.top)
         if target is not None:
-            self._stored[(self.ctx.scope.function, target)] = (node, flow.top)
+            self._stored[(self.ctx.scope.function, target)] = (node, flow.top, self.ctx.indentation())
 
     def visit_Name(self, node: cst.Name) -> None:
         stored = self._stored.get((self.ctx.scope.function, node.value))
@@ -470,7 +458,7 @@ class FactoryMeetsDeviceTensor(Rule):
             return
         flow = follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname)
         if flow.meets is not None:
-            self._flag(stored[0], flow.meets)
+            self._flag(stored[0], flow.meets, stored[2])
 
     def _builds_on_host(self, node: cst.Call) -> bool:
         factory = host_factory(self.ctx, node)
@@ -494,11 +482,12 @@ class FactoryMeetsDeviceTensor(Rule):
             data = data.value
         return _is_shape(data) and self.ctx.tensor_kind(data) == NOT
 
-    def _flag(self, factory: cst.Call, meets: cst.BaseExpression) -> None:
+    def _flag(self, factory: cst.Call, meets: cst.BaseExpression, indentation) -> None:
         name = device_name(meets, self.ctx.tensor_kind)
         fix = ()
         if name is not None:
-            fix = (Replacement(factory, _with_keyword(factory, "device", _member(cst.Name(name.value), "device"))),)
+            fixed = with_keyword(factory, "device", _member(cst.Name(name.value), "device"))
+            fix = (Replacement(factory, code_in_block(self.ctx.module, fixed, indentation)),)
         self.report(factory, replacements=fix, hot_when=in_model_code)
 
 

@@ -1,0 +1,42 @@
+"""Shared facts the data-loading and layout rules rely on, checked through lint_text."""
+
+import pytest
+
+from torchlint.linter import lint_text
+from torchlint.rules import RULES_BY_CODE
+
+LOADER = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"
+
+
+def codes(text, path="train.py", code="TL501"):
+    return [d.code for d in lint_text(text, path, [RULES_BY_CODE[code]]).diagnostics]
+
+
+@pytest.mark.parametrize("path", ["tests/data/loaders.py", "pkg/test_utils/scripts/run.py", "test_train.py",
+                                  "conftest.py", "pkg\\tests\\x.py"])
+def test_test_code_is_recognised_by_path(path):
+    assert codes(LOADER, path) == []
+
+
+@pytest.mark.parametrize("path", ["train.py", "latest/train.py", "contest.py", "attest_utils/x.py"])
+def test_other_paths_are_not_test_code(path):
+    assert codes(LOADER, path) == ["TL501"]
+
+
+def test_reassignment_chain_is_followed_in_order():
+    chain = ("import torch\n\ndef load(img):\n    img = img[:, ::-1]\n    img = img.transpose(2, 0, 1)\n"
+             "    img = img.swapaxes(1, 2)\n    return torch.from_numpy(img)\n")
+    assert codes(chain, code="TL301") == ["TL301"]
+    copied = chain.replace("    img = img.transpose(2, 0, 1)\n", "    img = img.copy()\n")
+    assert codes(copied, code="TL301") == []
+
+
+def test_dataset_through_self_attribute_and_subset():
+    text = ("import torch\nfrom torch.utils.data import DataLoader, Dataset, Subset\n\n"
+            "class Random(Dataset):\n    def __init__(self):\n        self.data = torch.randn(64, 4)\n\n"
+            "    def __getitem__(self, i):\n        return self.data[i]\n\n"
+            "class Module:\n    def __init__(self):\n        self.full = Random()\n\n"
+            "    def setup(self):\n        self.train = Subset(self.full, range(32))\n\n"
+            "    def train_dataloader(self):\n        return DataLoader(self.train)\n")
+    assert codes(text) == []
+    assert codes(text.replace("return self.data[i]", "return load(self.data[i])")) == ["TL501"]
