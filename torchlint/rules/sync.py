@@ -73,8 +73,8 @@ class HostSyncInHotPath(Rule):
     )
     measured = (
         "CPU (AMD EPYC, 2 cores, 1 torch thread, torch 2.13.0, 2026-11-21, `torchlint bench --device "
-        "cpu --size small --repeat 5`): **99x** (1.88 ms -> 18.9 us per call, paired range "
-        "96-111x) for a per-sample L1 loss over a 256x128 batch that accumulates `.item()` row by "
+        "cpu --size small --repeat 5`): **98x** (1.25 ms -> 12.8 us per call, paired range "
+        "96-131x) for a per-sample L1 loss over a 256x128 batch that accumulates `.item()` row by "
         "row, against the vectorised loss (`fixtures/TL201`). On CPU the cost is the per-row "
         "operations; on a GPU each row adds a device-to-host copy and a sync (not yet measured on "
         "GPU). See [benchmarks](../benchmarks.md)."
@@ -257,8 +257,8 @@ class PythonLoopOverTensor(Rule):
     )
     measured = (
         "CPU (AMD EPYC, 2 cores, 1 torch thread, torch 2.13.0, 2026-11-21, `torchlint bench --device "
-        "cpu --size small --repeat 5`): **38x** (5.23 ms -> 138 us per forward, paired range "
-        "37-45x) for a quantiser binning a 64x256 tensor into 8 levels row by row and level by "
+        "cpu --size small --repeat 5`): **36x** (4.91 ms -> 137 us per forward, paired range "
+        "30-45x) for a quantiser binning a 64x256 tensor into 8 levels row by row and level by "
         "level, against one `torch.bucketize` with identical output (`fixtures/TL202`). Not yet "
         "measured on GPU, where every masked write also syncs. See [benchmarks](../benchmarks.md)."
     )
