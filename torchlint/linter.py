@@ -72,7 +72,7 @@ def lint_text(
         except _RuleFailed as failure:
             result.errors.append(str(failure))
             active = [rule for rule in active if rule is not failure.rule_type]
-    kept = [f for f in findings if f.hot_scope is None or f.hot_scope.hot_path() is not None]
+    kept = [f for f in findings if f.counts()]
     if kept:
         wanted = [f.node for f in kept] + [r.node for f in kept for r in f.replacements]
         positions = Positions(module, wanted)

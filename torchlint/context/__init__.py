@@ -15,10 +15,13 @@ import libcst as cst
 from torchlint.context.dataflow import Assignments, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.imports import ImportTable, dotted_name
-from torchlint.context.scopes import Scope, function_hot_reason, is_training_step_call, settle_helpers
-from torchlint.context.tensors import HOST, NOT, TENSOR, TensorInference, parameter_kind
+from torchlint.context.scopes import MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers
+from torchlint.context.tensors import (
+    HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TensorInference, dimension_source, parameter_kind, shape_source,
+)
+from torchlint.walker import iter_children
 
-__all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "dotted_name"]
+__all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "MODEL", "STEP", "dotted_name"]
 
 
 class FileContext:
@@ -40,6 +43,9 @@ class FileContext:
         self._test_module: Optional[bool] = None
         self.datasets = DatasetFacts(self)
         self._class_attributes: Dict[Scope, Dict[str, Optional[cst.BaseExpression]]] = {}
+        # Per function scope: names unpacked from a tensor's shape (`b, c = x.shape`) -> the tensor.
+        self._dims: Dict[Scope, Dict[str, cst.BaseExpression]] = {self.module_scope: {}}
+        self._evidence: Dict[tuple, bool] = {}
         self._inference = TensorInference(self.qualname, self._name_kind)
 
     # ---- questions rules ask -------------------------------------------------------
@@ -48,6 +54,10 @@ class FileContext:
 
     def tensor_kind(self, node: cst.BaseExpression) -> Optional[str]:
         return self._inference.kind(node)
+
+    def bound(self, name: str) -> bool:
+        """Has ``name`` been bound so far in the current function (a parameter or assignment)?"""
+        return name in self._kinds[self.scope.function]
 
     def value_of(
         self, name: str, before: Optional[cst.BaseExpression] = None
@@ -85,6 +95,87 @@ class FileContext:
         if self._test_module is None:
             self._test_module = is_test_module(self.module, self.imports, self.path)
         return self._test_module
+
+    def in_error_path(self) -> bool:
+        """Inside a ``raise`` or an ``assert``: code that does not run in normal training
+        (an assert's check is also stripped by ``python -O``)."""
+        return self.inside(cst.Raise, cst.Assert)
+
+    def sized_tensor(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The tensor whose dimension ``node`` holds (``x.shape[0]``, ``x.size(1)``, ``len(x)``,
+        or a name assigned or unpacked from those), else None."""
+        if isinstance(node, cst.Name):
+            dims = self._dims[self.scope.function]
+            if node.value in dims:
+                return dims[node.value]
+            value = self.value_of(node.value)
+            return dimension_source(value, self.tensor_kind) if value is not None else None
+        return dimension_source(node, self.tensor_kind)
+
+    def in_definition(self) -> bool:
+        """In a parameter default or a decorator: evaluated once, when the function is defined."""
+        return self.inside(cst.Param, cst.Decorator)
+
+    def uses_member(self, name: str, members: FrozenSet[str]) -> bool:
+        """Does the current function use ``name.<member>`` for one of ``members``?"""
+        function = self.scope.function
+        key = (id(function), name, members)
+        if key not in self._evidence:
+            self._evidence[key] = function.node is not None and _uses_member(function.node, name, members)
+        return self._evidence[key]
+
+    def surely_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """A ``TENSOR`` with more evidence than a parameter's name: a name used like a tensor
+        (``x.shape``) or assigned from such a value, a torch function's result, a tensor-only
+        method's result (``m.any()``), or an expression over one of those."""
+        if depth > 4 or self.tensor_kind(node) != TENSOR:
+            return False
+        depth += 1
+        if isinstance(node, cst.Name):
+            if self.used_as_tensor(node.value):
+                return True
+            value = self.value_of(node.value)
+            return value is not None and value is not node and self.surely_tensor(value, depth)
+        if isinstance(node, cst.Comparison):
+            operands = [node.left, *(target.comparator for target in node.comparisons)]
+            return any(self.surely_tensor(operand, depth) for operand in operands)
+        if isinstance(node, cst.BinaryOperation):
+            return self.surely_tensor(node.left, depth) or self.surely_tensor(node.right, depth)
+        if isinstance(node, cst.UnaryOperation):
+            return self.surely_tensor(node.expression, depth)
+        if isinstance(node, (cst.Subscript, cst.Attribute)):
+            return self.surely_tensor(node.value, depth)
+        if isinstance(node, cst.Call):
+            if (self.qualname(node.func) or "").startswith("torch."):
+                return True
+            if isinstance(node.func, cst.Attribute):
+                owner = node.func.value
+                if isinstance(owner, cst.Name) and owner.value == "self":
+                    return False  # self.helper(x) may well return a bool or a number
+                return node.func.attr.value in TENSOR_METHODS or self.surely_tensor(owner, depth)
+        return False
+
+    def in_comprehension(self) -> bool:
+        return self.inside(cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+    def written_into(self, name: str) -> bool:
+        """Is ``name`` filled in place in the current function (``name[i] = v``,
+        ``name[i] += v``, ``name.fill_(v)``)?"""
+        function = self.scope.function
+        key = (id(function), name, "written")
+        if key not in self._evidence:
+            self._evidence[key] = function.node is not None and _writes_into(function.node, name)
+        return self._evidence[key]
+
+    def used_as_tensor(self, name: str) -> bool:
+        """Is ``name`` used with a member only tensors have (``x.shape``, ``x.view(...)``) in
+        the current function, and not type-tested (``isinstance(x, ...)``: code that takes
+        tensors or collections)? Tells a tensor from a list of tensors."""
+        function = self.scope.function
+        key = (id(function), name, "isinstance")
+        if key not in self._evidence:
+            self._evidence[key] = function.node is not None and _type_tested(function.node, name)
+        return not self._evidence[key] and self.uses_member(name, TENSOR_ONLY_MEMBERS)
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:
@@ -142,24 +233,30 @@ class FileContext:
         owner = self.scope
         class_name = owner.name if owner.kind == "class" else None
         scope = Scope("function", name, owner, node)
-        scope.hot_reason = function_hot_reason(name, class_name, self._hot_functions)
+        scope.hot_reason, scope.hot_kind = function_hotness(name, class_name, self._hot_functions)
         if owner.kind in ("module", "class"):
             owner.methods[name] = scope
         self._functions.append(scope)
         self._kinds[scope] = kinds = {}
         self._values[scope] = Assignments()
-        if scope.hot_reason:
-            params = node.params
-            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-                if param.name.value not in ("self", "cls"):
-                    kinds[param.name.value] = parameter_kind(param, self.qualname)
+        self._dims[scope] = {}
+        # Annotations count everywhere (a helper may turn out hot); forward and loss inputs
+        # are assumed to be tensors unless they say otherwise.
+        assume_tensor = scope.hot_kind == MODEL
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value not in ("self", "cls"):
+                kinds[param.name.value] = parameter_kind(param, self.qualname, assume_tensor)
         self._push(scope)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._pop()
 
     def visit_For(self, node: cst.For) -> None:
-        self._bind_target(node.target, TENSOR if self.tensor_kind(node.iter) in (TENSOR, HOST) else None)
+        if isinstance(node.target, cst.Tuple) and self._bind_zipped(node.target, node.iter):
+            pass
+        else:
+            self._bind_target(node.target, TENSOR if self.tensor_kind(node.iter) in (TENSOR, HOST) else None)
         self._push(Scope("loop", "for", self.scope, node))
 
     def leave_For(self, node: cst.For) -> None:
@@ -174,7 +271,7 @@ class FileContext:
     def visit_Call(self, node: cst.Call) -> None:
         loop = self.scope
         if loop.kind == "loop" and loop.hot_reason is None and is_training_step_call(node.func):
-            loop.hot_reason = "training loop"
+            loop.hot_reason, loop.hot_kind = "training loop", STEP
         func = node.func
         if isinstance(func, cst.Name) or (
             isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
@@ -201,18 +298,101 @@ class FileContext:
         if node.asname is not None:
             self._bind_target(node.asname.name, None)
 
+    def _bind_zipped(self, target: cst.Tuple, iterable: cst.BaseExpression) -> bool:
+        """``for a, b in zip(x, y)`` / ``for i, row in enumerate(x)``: elements of each side."""
+        if not isinstance(iterable, cst.Call) or any(arg.keyword or arg.star for arg in iterable.args):
+            return False
+        name = self.qualname(iterable.func)
+        sources = [arg.value for arg in iterable.args]
+        if name == "builtins.enumerate" and len(sources) == 1:
+            kinds = [NOT, self._element_kind(sources[0])]
+        elif name == "builtins.zip":
+            kinds = [self._element_kind(source) for source in sources]
+        else:
+            return False
+        if len(kinds) != len(target.elements):
+            return False
+        for element, kind in zip(target.elements, kinds):
+            self._bind_target(element.value, kind)
+        return True
+
+    def _element_kind(self, iterable: cst.BaseExpression) -> Optional[str]:
+        return TENSOR if self.tensor_kind(iterable) in (TENSOR, HOST) else None
+
     def _bind_target(
         self, target: cst.BaseExpression, kind: Optional[str], value: Optional[cst.BaseExpression] = None
     ) -> None:
         function = self.scope.function
         if isinstance(target, cst.Name):
             self._kinds[function][target.value] = kind
+            self._dims[function].pop(target.value, None)
             order = self._next_order()
             if value is not None:
                 self._order[id(value)] = order
             self._values[function].bind(target.value, value, order)
         elif isinstance(target, (cst.Tuple, cst.List)):
+            shaped = shape_source(value, self.tensor_kind) if value is not None else None
             for element in target.elements:
-                self._bind_target(element.value, None)
+                self._bind_target(element.value, NOT if shaped is not None else None)
+                if shaped is not None and isinstance(element.value, cst.Name):
+                    self._dims[function][element.value.value] = shaped
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value, NOT)
+
+
+def _uses_member(root: cst.CSTNode, name: str, members: FrozenSet[str]) -> bool:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if (
+            isinstance(node, cst.Attribute)
+            and node.attr.value in members
+            and isinstance(node.value, cst.Name)
+            and node.value.value == name
+        ):
+            return True
+        stack.extend(iter_children(node))
+    return False
+
+
+def _is_name(node: cst.CSTNode, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
+
+
+def _writes_into(root: cst.CSTNode, name: str) -> bool:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        target = None
+        if isinstance(node, cst.AssignTarget):
+            target = node.target
+        elif isinstance(node, cst.AugAssign):
+            target = node.target
+        if isinstance(target, cst.Subscript) and _is_name(target.value, name):
+            return True
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and _is_name(node.func.value, name)
+            and node.func.attr.value.endswith("_")
+            and not node.func.attr.value.startswith("_")
+        ):
+            return True
+        stack.extend(iter_children(node))
+    return False
+
+
+def _type_tested(root: cst.CSTNode, name: str) -> bool:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == "isinstance"
+            and node.args
+            and _is_name(node.args[0].value, name)
+        ):
+            return True
+        stack.extend(iter_children(node))
+    return False

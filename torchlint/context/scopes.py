@@ -4,19 +4,27 @@ Hot paths are forward methods, loss functions and loss modules, Lightning ``*_st
 methods, the body of a training loop (a loop that calls ``.backward()`` or
 ``optimizer.step()``), and helpers called from any of those. Loops only become hot when
 their body has been seen, so hotness is settled at the end of the file.
+
+Each hot scope also has a kind: ``MODEL`` code (forward, losses) runs on the model's
+tensors once per call; ``STEP`` code (``training_step`` family, training-loop bodies,
+configured hot functions) drives a whole step and is where logging lives. Helpers take
+the kind of the hot code that calls them.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Set
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+MODEL = "model"
+STEP = "step"
 STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
 _LOSS_NAME = re.compile(
-    r"^(?!(plot|log|print|save|show|report|record|track|update|get_best|best)_)\w*loss(es)?(_fn|_func|_function)?$",
+    r"^(?!(plot|log|print|save|show|report|record|track|update|get_best|best|check|assert|validate|verify|warn|is|has)_)"
+    r"\w*loss(es)?(_fn|_func|_function)?$",
     re.IGNORECASE,
 )
 _LOSS_CLASS = re.compile(r"(Loss|Criterion)$")
@@ -30,6 +38,7 @@ class Scope:
     parent: Optional["Scope"]
     node: Optional[cst.CSTNode] = None
     hot_reason: Optional[str] = None
+    hot_kind: Optional[str] = None  # MODEL or STEP, set together with hot_reason
     methods: Dict[str, "Scope"] = field(default_factory=dict)  # class and module scopes
     called: Set[str] = field(default_factory=set)  # names of helpers called from here
 
@@ -48,28 +57,54 @@ class Scope:
             scope = scope.parent
         return scope
 
-    def hot_path(self) -> Optional[str]:
-        """Why this scope runs once per step, or None."""
+    def hot_source(self) -> Optional["Scope"]:
+        """The enclosing scope (or this one) that makes this code hot, or None."""
         scope: Optional[Scope] = self
         while scope is not None:
             if scope.hot_reason:
-                return scope.hot_reason
+                return scope
             if scope.kind == "class":
                 return None
             scope = scope.parent
         return None
 
+    def hot_path(self) -> Optional[str]:
+        """Why this scope runs once per step, or None."""
+        source = self.hot_source()
+        return source.hot_reason if source else None
 
-def function_hot_reason(name: str, class_name: Optional[str], extra: FrozenSet[str]) -> Optional[str]:
+    def hot_kind_of(self) -> Optional[str]:
+        """MODEL or STEP for hot code, None elsewhere."""
+        source = self.hot_source()
+        return source.hot_kind if source else None
+
+    def repeats_within_hot(self) -> bool:
+        """Is this inside a loop nested in the hot scope, so it runs many times per step?"""
+        source = self.hot_source()
+        scope: Optional[Scope] = self
+        while scope is not None and scope is not source:
+            if scope.kind == "loop":
+                return True
+            scope = scope.parent
+        return False
+
+
+def in_model_code(scope: Scope) -> bool:
+    """Is ``scope`` (settled) model code: forward, a loss, or a helper of those?"""
+    return scope.hot_kind_of() == MODEL
+
+
+def function_hotness(name: str, class_name: Optional[str], extra: FrozenSet[str]) -> Tuple[Optional[str], Optional[str]]:
+    """(reason, kind) for a function that runs once per step, else (None, None)."""
     if class_name is not None and name == "forward":
-        return f"{class_name}.forward"
+        return f"{class_name}.forward", MODEL
     if class_name is not None and name == "__call__" and _LOSS_CLASS.search(class_name):
-        return f"{class_name}.__call__"
+        return f"{class_name}.__call__", MODEL
     if name in STEP_METHODS or name in extra:
-        return name
+        return name, STEP
     if _LOSS_NAME.match(name):
-        return f"loss function {name}"
-    return None
+        return f"loss function {name}", MODEL
+    return None, None
 
 
 def is_training_step_call(func: cst.BaseExpression) -> bool:
@@ -95,6 +130,7 @@ def settle_helpers(module_scope: Scope, functions: List[Scope]) -> None:
             if scope.hot_path() is None:
                 continue
             cls = scope.enclosing_class
+            kind = scope.hot_kind_of()
             for name in scope.called:
                 owner_name, _, attr = name.partition(".")
                 if attr:  # self.helper(...)
@@ -103,4 +139,5 @@ def settle_helpers(module_scope: Scope, functions: List[Scope]) -> None:
                     target = module_scope.methods.get(name)
                 if target is not None and target.hot_reason is None:
                     target.hot_reason = f"{target.name} (called from {scope.hot_path()})"
+                    target.hot_kind = kind
                     changed = True

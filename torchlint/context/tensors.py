@@ -11,6 +11,8 @@ from typing import Callable, Optional
 
 import libcst as cst
 
+from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, data_argument, factory_name, passes
+
 TENSOR = "tensor"
 HOST = "host"
 NOT = "not"
@@ -26,7 +28,12 @@ _NON_TENSOR_PREFIXES = (
     "torch.testing.", "torch.hub.", "torch.library.", "torch.export.", "torch.cpu.",
     "torch.mps.", "torch.xpu.", "torch.numel", "torch.typename", "torch.use_deterministic",
     "torch.are_deterministic", "torch.compiler.", "torch.overrides.", "torch.multiprocessing.",
+    "torch.result_type", "torch.promote_types", "torch.can_cast", "torch.broadcast_shapes",
+    "torch.serialization.", "torch.distributions.", "torch.futures.", "torch.random.", "torch.ao.",
+    "torch.quantization.", "torch.version", "torch.mlu.", "torch.npu.", "torch.hpu.", "torch.xla",
+    "torch.accelerator.", "torch.package.", "torch.func.", "torch.monitor.", "torch.signal.",
 )
+_TENSOR_PREFIXES = ("torch.nn.functional.",)
 _NON_TENSOR_METHODS = frozenset(
     "item tolist numpy size dim ndimension numel nelement data_ptr is_contiguous is_cuda "
     "element_size get_device stride storage_offset is_floating_point is_complex "
@@ -39,12 +46,37 @@ _TENSOR_ATTRS = frozenset("T mT H mH data real imag grad".split())
 _NON_TENSOR_ANNOTATIONS = frozenset("int float bool str list dict tuple set bytes None".split())
 
 
-def torch_call_kind(qualname: str) -> Optional[str]:
+def torch_call_kind(qualname: str, call: cst.Call, kind: Callable) -> Optional[str]:
+    """Kind of the result of ``call``, a call of the torch function ``qualname``."""
     if qualname == "torch.from_numpy":
         return HOST
-    if qualname.startswith("torch.") and not qualname.startswith(_NON_TENSOR_PREFIXES):
-        return TENSOR
+    if "._" in qualname:
+        return None  # private API: no promises
+    last = qualname.rsplit(".", 1)[-1]
+    if last.startswith(("is_", "get_")) or last in ("device_count", "current_device"):
+        return NOT  # torch.mtia.is_available(), torch.neuron.device_count(), ...
+    factory = factory_name(qualname)
+    if factory is not None:
+        return _factory_kind(factory, call, kind)
+    if qualname.startswith(_TENSOR_PREFIXES) or (
+        qualname.startswith("torch.") and not qualname.startswith(_NON_TENSOR_PREFIXES)
+    ):
+        # An op stays where its inputs are: host in, host out.
+        kinds = {kind(arg.value) for arg in call.args}
+        return HOST if HOST in kinds and TENSOR not in kinds and None not in kinds else TENSOR
     return None
+
+
+def _factory_kind(factory: str, call: cst.Call, kind: Callable) -> Optional[str]:
+    if factory in LEGACY_CONSTRUCTORS:
+        return HOST
+    if passes(call, "device"):
+        return TENSOR
+    if factory in DATA_FACTORIES:
+        data = data_argument(call)
+        # A tensor argument keeps its device; anything else is built in host memory.
+        return HOST if data is not None and kind(data) == NOT else TENSOR
+    return HOST
 
 
 def annotation_kind(annotation: cst.BaseExpression, qualname: Callable) -> Optional[str]:
@@ -62,12 +94,15 @@ def annotation_kind(annotation: cst.BaseExpression, qualname: Callable) -> Optio
     return None
 
 
-def parameter_kind(param: cst.Param, qualname: Callable) -> Optional[str]:
-    """Kind of a forward/loss parameter: a tensor unless it says otherwise."""
+def parameter_kind(param: cst.Param, qualname: Callable, assume_tensor: bool = True) -> Optional[str]:
+    """Kind of a hot function's parameter: by annotation; otherwise, with ``assume_tensor``
+    (forward and loss inputs), a tensor unless its default says otherwise."""
     if param.annotation is not None:
         kind = annotation_kind(param.annotation.annotation, qualname)
         if kind is not None:
             return kind
+    if not assume_tensor:
+        return None
     default = param.default
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
         return NOT  # numbers, flags and strings
@@ -89,6 +124,8 @@ class TensorInference:
         if isinstance(node, cst.Attribute):
             return self._attribute_kind(node)
         if isinstance(node, cst.Subscript):
+            if shape_source(node.value, self.kind) is not None:
+                return NOT  # x.shape[0], x.size()[1:]
             return self.kind(node.value) if self.kind(node.value) in (TENSOR, HOST) else None
         if isinstance(node, cst.BinaryOperation):
             return _combine(self.kind(node.left), self.kind(node.right))
@@ -109,7 +146,7 @@ class TensorInference:
         if qualname is not None:
             if qualname.startswith("builtins."):
                 return NOT
-            return torch_call_kind(qualname)
+            return torch_call_kind(qualname, node, self.kind)
         if not isinstance(func, cst.Attribute):
             return None
         method = func.attr.value
@@ -149,7 +186,56 @@ def _combine(left: Optional[str], right: Optional[str]) -> Optional[str]:
     return None
 
 
+# Attributes and methods that only tensors have (a list of tensors has none of them).
+TENSOR_ONLY_MEMBERS = frozenset(
+    "shape size dim ndim dtype device view reshape permute transpose unsqueeze squeeze flatten "
+    "contiguous float half long bool detach clone numel masked_fill sum mean to expand "
+    "new_zeros new_ones new_empty new_full new_tensor matmul norm softmax abs".split()
+)
+
+
+# Methods whose call shows the receiver is a tensor (Python lists, numbers and strings lack them).
+TENSOR_METHODS = TENSOR_ONLY_MEMBERS | frozenset(
+    "any all max min amax amin argmax argmin isnan isfinite nonzero unique item tolist cpu numpy "
+    "prod std var".split()
+)
+
+
+def dimension_source(node: cst.BaseExpression, kind: Callable) -> Optional[cst.BaseExpression]:
+    """The tensor whose size ``node`` is: ``t.shape[i]``, ``t.size(i)``, ``len(t)``."""
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
+        owner = node.value
+        if owner.attr.value == "shape" and kind(owner.value) in (TENSOR, HOST):
+            return owner.value
+    if isinstance(node, cst.Call) and len(node.args) == 1 and not node.args[0].star:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "size" and kind(func.value) in (TENSOR, HOST):
+            return func.value
+        if isinstance(func, cst.Name) and func.value == "len" and kind(node.args[0].value) in (TENSOR, HOST):
+            return node.args[0].value
+    return None
+
+
+def shape_source(node: cst.BaseExpression, kind: Callable) -> Optional[cst.BaseExpression]:
+    """The tensor of ``t.shape`` / ``t.size()`` (a whole shape, as unpacked by ``b, c = t.shape``)."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+        owner = node.value
+    elif isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
+        owner = node.func.value
+    else:
+        return None
+    return owner if kind(owner) in (TENSOR, HOST) else None
+
+
+_IDENTITY_OPS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
+
+
 def _comparison_kind(inference: TensorInference, node: cst.Comparison) -> Optional[str]:
+    if any(isinstance(target.operator, _IDENTITY_OPS) for target in node.comparisons):
+        return NOT  # `x is None`, `k in d`: plain Python booleans
+    operands = [node.left, *(target.comparator for target in node.comparisons)]
+    if any(isinstance(operand, cst.BaseString) for operand in operands):
+        return NOT  # `mode == "train"`: no tensor is compared with a string
     kinds = [inference.kind(node.left)] + [inference.kind(t.comparator) for t in node.comparisons]
     result = None
     for kind in kinds:

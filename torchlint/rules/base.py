@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Optional, Sequence, Tuple,
 import libcst as cst
 
 if TYPE_CHECKING:
-    from torchlint.context import FileContext
+    from torchlint.context import FileContext, Scope
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,16 @@ class Finding:
     node: cst.CSTNode
     message: str
     replacements: Tuple[Replacement, ...] = ()
-    hot_scope: Optional[object] = None  # a Scope that must turn out hot for this to count
+    hot_scope: Optional["Scope"] = None  # a Scope that must turn out hot for this to count
+    hot_when: Optional[Callable[["Scope"], bool]] = None  # and then also satisfy this
+
+    def counts(self) -> bool:
+        """Is this finding kept, now that hot paths are settled for the whole file?"""
+        if self.hot_scope is None:
+            return True
+        if self.hot_scope.hot_path() is None:
+            return False
+        return self.hot_when is None or self.hot_when(self.hot_scope)
 
 
 class Rule:
@@ -68,15 +77,19 @@ class Rule:
         replacements: Sequence[Replacement] = (),
         *,
         hot_only: bool = False,
+        hot_when: Optional[Callable[["Scope"], bool]] = None,
     ) -> None:
-        """Report ``node``. With ``hot_only`` it counts only if the current scope is hot."""
+        """Report ``node``. With ``hot_only`` it counts only if the current scope is hot;
+        with ``hot_when``, only if it is hot and ``hot_when(scope)`` holds once the file is
+        settled (e.g. ``lambda scope: scope.hot_kind_of() == MODEL``)."""
         self._sink(
             Finding(
                 self,
                 node,
                 message or self.message,
                 tuple(replacements),
-                self.ctx.scope if hot_only else None,
+                self.ctx.scope if hot_only or hot_when else None,
+                hot_when,
             )
         )
 

@@ -1,0 +1,70 @@
+"""Tensor factories: which torch calls create a tensor, and where it lands.
+
+A factory called without ``device=`` builds its tensor in host memory (the legacy
+``torch.FloatTensor(...)`` constructors always do). Shared by tensor-likeness and the
+TL1xx rules.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+FACTORIES = frozenset(
+    "randperm randn rand randint zeros ones empty full arange linspace logspace eye tensor as_tensor".split()
+)
+# Constructors that copy their data argument (a tensor argument keeps its device).
+DATA_FACTORIES = frozenset({"tensor", "as_tensor"})
+LEGACY_CONSTRUCTORS = frozenset(
+    "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor "
+    "CharTensor ByteTensor BoolTensor".split()
+)
+
+
+def factory_name(qualname: Optional[str]) -> Optional[str]:
+    """``randn`` for ``torch.randn``, ``FloatTensor`` for ``torch.FloatTensor``, else None."""
+    if qualname is None or not qualname.startswith("torch."):
+        return None
+    name = qualname[6:]
+    return name if name in FACTORIES or name in LEGACY_CONSTRUCTORS else None
+
+
+def passes(call: cst.Call, keyword: str) -> bool:
+    """Does ``call`` pass ``keyword=`` (or ``**kwargs``, which may carry it)?"""
+    return any(
+        arg.star == "**" or (arg.keyword is not None and arg.keyword.value == keyword) for arg in call.args
+    )
+
+
+def data_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The ``data`` of ``torch.tensor(data, ...)`` / ``torch.as_tensor(data, ...)``."""
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            return arg.value
+        if arg.keyword is not None and arg.keyword.value == "data":
+            return arg.value
+    return None
+
+
+def constant_data(node: cst.BaseExpression) -> bool:
+    """A list or tuple literal made only of numbers (nested lists/tuples allowed)."""
+    if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
+        return False
+    return all(
+        not isinstance(element, cst.StarredElement)
+        and (constant_data(element.value) or number_literal(element.value))
+        for element in node.elements
+    )
+
+
+def number_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False")
+    if isinstance(node, cst.UnaryOperation):
+        return isinstance(node.operator, (cst.Minus, cst.Plus)) and number_literal(node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        return number_literal(node.left) and number_literal(node.right)
+    return False
