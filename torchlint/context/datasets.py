@@ -9,7 +9,7 @@ code rather than to train.
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional
+from typing import Dict, FrozenSet, Iterable, Optional
 
 import libcst as cst
 
@@ -19,6 +19,7 @@ _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple
 _TEST_IMPORTS = ("pytest", "unittest")
 _SUBSET = "torch.utils.data.Subset"
 _MAX_STEPS = 8
+_SET_UP = frozenset({"__init__", "setup", "prepare_data"})  # run before any epoch
 _TEST_PATH = re.compile(r"(^|[\\/])(tests?|testing|test_utils)[\\/]|(^|[\\/])(test_\w*|\w*_test|conftest)\.py$")
 
 
@@ -41,6 +42,33 @@ def _method(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
             return statement
     return None
+
+
+def _changes(root: cst.CSTNode, owners: FrozenSet[str]) -> bool:
+    """Does ``root`` call a method of, or assign an attribute of, one of ``owners`` (dotted names)?"""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        changed = None
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            changed = node.func.value
+        elif isinstance(node, (cst.AssignTarget, cst.AugAssign)) and isinstance(node.target, cst.Attribute):
+            changed = node.target.value
+        if changed is not None and dotted_name(changed) in owners:
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _loop_bodies(root: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.For, cst.While)):
+            yield node.body
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not root:
+            continue
+        stack.extend(node.children)
 
 
 def _has_call(root: cst.CSTNode) -> bool:
@@ -78,6 +106,29 @@ class DatasetFacts:
             return True
         cls = self._class_of(dataset)
         return cls is not None and (self._iterable(cls) or self._indexes_memory(cls))
+
+    def changed_between_epochs(self, dataset: Optional[cst.BaseExpression], loader: Optional[str]) -> bool:
+        """Does code that runs between epochs change the dataset (``ds.set_epoch(epoch)``,
+        ``ds.difficulty = d``, ``loader.dataset.resample()``)? Persistent workers would miss it.
+        Looked for in the loops of the current function, and for ``self.<name>`` in the methods
+        of its class that run after set-up."""
+        owners = {name for name in (dotted_name(dataset) if dataset is not None else None,) if name}
+        if loader:
+            owners.add(f"{loader}.dataset")
+        if not owners:
+            return False
+        owners = frozenset(owners)
+        function = self._ctx.scope.function
+        if function.node is not None and any(_changes(body, owners) for body in _loop_bodies(function.node)):
+            return True
+        cls = function.enclosing_class
+        if cls is None or not any(owner.startswith("self.") for owner in owners):
+            return False
+        return any(
+            _changes(statement, owners)
+            for statement in cls.node.body.body
+            if isinstance(statement, cst.FunctionDef) and statement.name.value not in _SET_UP
+        )
 
     def _resolve(self, dataset: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         """Follow names, ``self.<attr>`` and ``Subset(ds, ...)`` to the expression that built it."""

@@ -189,7 +189,10 @@ class WorkersNotPersistent(Rule):
         "`DataLoader` rejects persistent workers when `num_workers` is 0. Not reported when the "
         "call passes `*args`/`**kwargs`, gives `persistent_workers` in any form, or is built inside "
         "a loop (a loader made anew every epoch gains nothing: build it once), when nothing shows the "
-        "loader is iterated twice (a one-shot evaluation loader, `test_dataloader`), or in test code."
+        "loader is iterated twice (a one-shot evaluation loader, `test_dataloader`), when the code "
+        "changes the dataset between epochs (`ds.set_epoch(epoch)` or `ds.level = k` in the epoch "
+        "loop, or, for a dataset kept on `self`, in a method other than `__init__`/`setup`), which "
+        "persistent workers would not see, or in test code."
     )
     valid = (
         "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, persistent_workers=True)\n"
@@ -206,6 +209,11 @@ class WorkersNotPersistent(Rule):
         "    for batch in DataLoader(subset(epoch), num_workers=4):\n        step(batch)",
         "from torch.utils.data import DataLoader\n\nclass Data:\n    def test_dataloader(self):\n"
         "        return DataLoader(self.test_set, num_workers=4)",
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
+        "for epoch in range(3):\n    ds.set_epoch(epoch)\n    for batch in loader:\n        step(batch)",
+        "from torch.utils.data import DataLoader\n\nclass Data:\n    def train_dataloader(self):\n"
+        "        return DataLoader(self.train_set, num_workers=8)\n\n    def on_train_epoch_start(self):\n"
+        "        self.train_set.difficulty += 1",
     )
     invalid = (
         Invalid(
@@ -233,11 +241,19 @@ class WorkersNotPersistent(Rule):
             "from torch.utils.data import DataLoader\n\nclass Trainer:\n    def __init__(self, ds):\n"
             "        self.loader = DataLoader(ds, num_workers=os.cpu_count() // 2)\n"
         ),
+        Invalid(
+            "from torch.utils.data import DataLoader\nds.download()\nloader = DataLoader(ds, num_workers=4)\n"
+            "for epoch in range(3):\n    for batch in loader:\n        step(batch)\n",
+            "from torch.utils.data import DataLoader\nds.download()\n"
+            "loader = DataLoader(ds, num_workers=4, persistent_workers=True)\n"
+            "for epoch in range(3):\n    for batch in loader:\n        step(batch)\n",
+        ),
     )
 
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
-        self._pending: Dict[Tuple[object, str], Tuple[cst.Call, tuple]] = {}  # (function, name) -> finding
+        # (function, loader name) -> (loader call, fix, dataset argument)
+        self._pending: Dict[Tuple[object, str], Tuple[cst.Call, tuple, Optional[cst.BaseExpression]]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         if not dataloader_call(self.ctx, node) or keyword(node, "persistent_workers") is not None:
@@ -249,14 +265,16 @@ class WorkersNotPersistent(Rule):
         if fix is None:
             return
         parent = self.ctx.parent
+        dataset = argument(node, "dataset", 0)
         if isinstance(parent, cst.Return) and self.ctx.scope.function.name in _EPOCH_HOOKS:
-            self.report(node, replacements=fix)  # Lightning iterates it again every epoch
+            self._report_unless_changed(node, fix, dataset, None)  # Lightning iterates it again every epoch
         elif isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             target = parent.targets[0].target
             if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
-                self.report(node, replacements=fix)  # kept on the object to be iterated again
+                # kept on the object to be iterated again
+                self._report_unless_changed(node, fix, dataset, dotted_name(target))
             elif isinstance(target, cst.Name):
-                self._pending[(self.ctx.scope.function, target.value)] = (node, fix)
+                self._pending[(self.ctx.scope.function, target.value)] = (node, fix, dataset)
 
     def visit_Name(self, node: cst.Name) -> None:
         """A loader named in the body of a loop (an epoch loop) after it was built is iterated again."""
@@ -264,9 +282,15 @@ class WorkersNotPersistent(Rule):
         if pending is None:
             return
         if self._in_loop_body():
-            self.report(pending[0], replacements=pending[1])
+            loader, fix, dataset = pending
+            self._report_unless_changed(loader, fix, dataset, node.value)
         else:
             self._pending[(self.ctx.scope.function, node.value)] = pending
+
+    def _report_unless_changed(self, loader: cst.Call, fix: tuple, dataset, loader_name: Optional[str]) -> None:
+        """Persistent workers would keep a stale copy of a dataset changed between epochs."""
+        if not self.ctx.datasets.changed_between_epochs(dataset, loader_name):
+            self.report(loader, replacements=fix)
 
     def _in_loop_body(self) -> bool:
         ancestors = self.ctx.ancestors

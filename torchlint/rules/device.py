@@ -21,6 +21,8 @@ _DTYPES = frozenset(
     "float float16 float32 float64 half double bfloat16 long int int8 int16 int32 int64 short "
     "uint8 bool complex64 complex128 cfloat cdouble".split()
 )
+# Methods that only change a tensor's shape: the factory under them can take `device=` itself.
+_VIEWS = frozenset("view reshape unsqueeze squeeze permute transpose t flatten expand".split())
 _DEVICE_NAME = re.compile(r"device|^dev$|^dev_|_dev$|gpu|rank|cuda", re.IGNORECASE)
 
 
@@ -124,6 +126,21 @@ def _carries_host_data(call: cst.Call, factory: str) -> bool:
     return len(args) == 1 and not isinstance(args[0].value, cst.Integer) and not _literal_data(call)
 
 
+def _copies_host_data(call: cst.Call, factory: str) -> bool:
+    """The factory copies data that lives on the host anyway (``torch.tensor(token_ids)``):
+    with ``device=`` it would be built on the host and copied just the same."""
+    return (factory in DATA_FACTORIES and not _literal_data(call)) or _carries_host_data(call, factory)
+
+
+def _under_views(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The expression under a chain of view methods: ``f(...)`` for ``f(...).view(1, -1).t()``."""
+    attribute = method_call(node, *_VIEWS)
+    while attribute is not None:
+        node = attribute.value
+        attribute = method_call(node, *_VIEWS)
+    return node
+
+
 def _member(node: cst.BaseExpression, name: str) -> cst.Attribute:
     return cst.Attribute(value=node, attr=cst.Name(name))
 
@@ -138,8 +155,8 @@ class FactoryThenMoved(Rule):
         "`torch.zeros`, `torch.ones`, `torch.empty`, `torch.full`, `torch.arange`, `torch.linspace`, "
         "`torch.logspace`, `torch.eye`, `torch.tensor`, `torch.as_tensor`) and the legacy "
         "constructors (`torch.FloatTensor(...)`, `torch.LongTensor(...)`, ...) called without "
-        "`device=` whose result is then moved with `.to(device)`, `.cuda()` or `.type_as(t)`, in "
-        "the same expression or later in the same function."
+        "`device=` whose result (or a view of it: `.view(...)`, `.unsqueeze(...)`, ...) is then moved with "
+        "`.to(device)`, `.cuda()` or `.type_as(t)`, in the same expression or later in the same function."
     )
     why = (
         "The factory runs on the CPU (a `randperm` of 10 million elements takes hundreds of "
@@ -168,8 +185,9 @@ class FactoryThenMoved(Rule):
         "`idx.to(device)`) there is no fix: the CPU tensor may be used in between. That later form "
         "is not reported when the tensor is filled in place before the move (`t[k] = ...`, "
         "`t.fill_()`: building element by element on the host and copying once is the right "
-        "order), nor when `torch.tensor`/`torch.as_tensor` copy non-literal data, which lives on "
-        "the host anyway. Legacy constructors are flagged without a fix (they cannot take a CUDA "
+        "order). Neither form is reported when `torch.tensor`/`torch.as_tensor` copy non-literal "
+        "data (`torch.tensor(token_ids).to(device)`): that data lives on the host, and with "
+        "`device=` it would be built there and copied just the same. Legacy constructors are flagged without a fix (they cannot take a CUDA "
         "`device=`: rewrite them as a factory or `torch.tensor(..., dtype=..., device=...)`), "
         "except with a single non-literal argument (`torch.ByteTensor(storage)`): that is host "
         "data to copy, not a size."
@@ -202,6 +220,8 @@ class FactoryThenMoved(Rule):
         "import torch\ncfs = torch.zeros(n, dtype=torch.float64)\nfor k in range(1, n):\n"
         "    cfs[k] = cfs[k - 1] * factor\ncfs = cfs.to(device)",
         "import torch\nperm = torch.tensor(np.array(rows))\nperm = perm.to(device)",
+        "import torch\nids = torch.tensor(tokenizer.encode(text)).unsqueeze(0).to(device)",
+        "import torch\nlengths = torch.as_tensor(lengths, dtype=torch.long).to(device)",
     )
     invalid = (
         Invalid(
@@ -244,40 +264,49 @@ class FactoryThenMoved(Rule):
         Invalid('import torch\nx = torch.Tensor([1, 2]).to(dtype=torch.float16, device="cuda")\n'),
         Invalid("import torch\nx = torch.FloatTensor(3, 4).to(device)\n"),
         Invalid("import torch\ndef f(x):\n    y = torch.rand(3)\n    return y.type_as(x)\n"),
+        Invalid(
+            "import torch\nmean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1).to(x.device)\n",
+            "import torch\nmean = torch.tensor([0.485, 0.456, 0.406], device=x.device).view(1, 3, 1, 1)\n",
+        ),
+        Invalid("import torch\ndef f(n, device):\n    pos = torch.arange(n).unsqueeze(1)\n    return pos.to(device)\n"),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         attribute = method_call(node, "to", "cuda", "type_as")
         if attribute is None:
             return
-        inner = attribute.value
+        moved = attribute.value
+        inner = _under_views(moved)
         factory = host_factory(self.ctx, inner)
         if factory is not None:
             move = device_move(self.ctx, node)
-            if move is not None and not _carries_host_data(inner, factory):
-                fold = () if factory in LEGACY_CONSTRUCTORS else self._fold(inner, node, move)
+            if move is not None and not _copies_host_data(inner, factory):
+                fold = () if factory in LEGACY_CONSTRUCTORS else self._fold(inner, moved, node, move)
                 self.report(inner, replacements=fold)
-        elif isinstance(inner, cst.Name):
-            value = self.ctx.value_of(inner.value)
+        elif isinstance(moved, cst.Name):
+            value = self.ctx.value_of(moved.value)
+            value = _under_views(value) if value is not None else None
             factory = host_factory(self.ctx, value) if value is not None else None
             if (
                 factory is not None
                 and device_move(self.ctx, node)
-                and not self.ctx.written_into(inner.value)
-                and not (factory in DATA_FACTORIES and not _literal_data(value))
-                and not _carries_host_data(value, factory)
+                and not self.ctx.written_into(moved.value)
+                and not _copies_host_data(value, factory)
             ):
                 self.report(value)
 
-    def _fold(self, factory: cst.Call, move_call: cst.Call, move: Move):
+    def _fold(self, factory: cst.Call, moved: cst.BaseExpression, move_call: cst.Call, move: Move):
+        """Put the move's device (and dtype) into ``factory``; ``moved`` is the factory or views of it."""
         if not move.foldable or move.device is None:
             return ()
         code_for = self.ctx.module.code_for_node
-        if code_for(move_call).count("#") != code_for(factory).count("#"):
+        if code_for(move_call).count("#") != code_for(moved).count("#"):
             return ()  # a comment lives in the part the fix would drop
         fixed = with_keyword(factory, "device", move.device)
         if move.dtype is not None:
             fixed = with_keyword(fixed, "dtype", move.dtype)
+        if moved is not factory:
+            fixed = moved.deep_replace(factory, fixed)
         return (Replacement(move_call, code_in_block(self.ctx.module, fixed, self.ctx.indentation())),)
 
 

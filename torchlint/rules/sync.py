@@ -15,6 +15,9 @@ from torchlint.walker import iter_children
 _SYNC_METHODS = ("item", "tolist", "cpu", "numpy")
 _SYNC_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp)
+# Arguments an API takes only in host memory (name, position): a `.cpu()` for them cannot be
+# avoided, and costs nothing when the value is on the host already (lengths from a collate function).
+_HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": ("lengths", 1)}
 
 
 def _per_call_or_per_element(repeats: bool):
@@ -69,7 +72,8 @@ class HostSyncInHotPath(Rule):
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
         "that `python -O` removes), for shapes and sizes (`int(x.shape[0])`), for identity tests "
         "(`if mask is None`), or for bare parameters whose use shows nothing tensor-like "
-        "(`if use_cache:`)."
+        "(`if use_cache:`), nor for the `lengths` given to `pack_padded_sequence`, which takes them "
+        "only in host memory (already there when they come from the collate function)."
     )
     measured = (
         "CPU (AMD EPYC, 2 cores, 1 torch thread, torch 2.13.0, 2026-11-21, `torchlint bench --device "
@@ -107,6 +111,9 @@ class HostSyncInHotPath(Rule):
         "import torch\nclass M(nn.Module):\n    def forward(self, x):\n        print(x.shape)\n        return x",
         "import torch\nclass M(nn.Module):\n    def forward(self, x, step):\n"
         "        if self._should_checkpoint(step):\n            return self.ckpt(x)\n        return x",
+        "import torch\nfrom torch import nn\nclass Encoder(nn.Module):\n    def forward(self, x, lengths):\n"
+        "        packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True)\n"
+        "        return self.rnn(packed)",
         "import torch\ndef check_finite_loss(loss: Optional[Tensor]) -> None:\n"
         "    if loss is not None and not torch.isfinite(loss).all():\n        raise ValueError(f'loss is {loss}')",
     )
@@ -157,7 +164,7 @@ class HostSyncInHotPath(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         method = method_call(node, *_SYNC_METHODS)
         if method is not None:
-            if self.ctx.tensor_kind(method.value) == TENSOR:
+            if self.ctx.tensor_kind(method.value) == TENSOR and not self._host_argument(node):
                 self._flag(node, f"`.{method.attr.value}()`")
             return
         name = self.ctx.qualname(node.func)
@@ -180,6 +187,20 @@ class HostSyncInHotPath(Rule):
         for operand in _truth_operands(test):
             if self.ctx.surely_tensor(operand):
                 self._flag(operand, "a truth test on a tensor")
+
+    def _host_argument(self, node: cst.Call) -> bool:
+        """Is ``node`` passed where the callee requires a host value (``pack_padded_sequence``'s lengths)?"""
+        arg, call = self.ctx.parent, self.ctx.ancestors[-2] if len(self.ctx.ancestors) > 1 else None
+        if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+            return False
+        wanted = _HOST_ARGUMENTS.get(self.ctx.qualname(call.func) or "")
+        if wanted is None:
+            return False
+        name, position = wanted
+        if arg.keyword is not None:
+            return arg.keyword.value == name
+        args = positional(call)
+        return len(args) > position and args[position] is arg
 
     def _shows_tensor(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.FormattedString):
