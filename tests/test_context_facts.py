@@ -40,3 +40,18 @@ def test_dataset_through_self_attribute_and_subset():
             "    def train_dataloader(self):\n        return DataLoader(self.train)\n")
     assert codes(text) == []
     assert codes(text.replace("return self.data[i]", "return load(self.data[i])")) == ["TL501"]
+
+
+@pytest.mark.parametrize("name", ["l1_loss", "compute_loss", "contrastive_loss_fn", "loss", "dice_losses"])
+def test_loss_functions_are_hot(name):
+    from torchlint.context.scopes import MODEL, function_hotness
+
+    assert function_hotness(name, None, frozenset())[1] == MODEL
+
+
+@pytest.mark.parametrize("name", ["build_loss", "get_loss", "create_classification_loss", "evaluate_loss",
+                                  "estimate_loss", "val_loss", "test_loss", "plot_loss", "get_best_loss"])
+def test_loss_builders_and_evaluations_are_not_hot(name):
+    from torchlint.context.scopes import function_hotness
+
+    assert function_hotness(name, None, frozenset()) == (None, None)

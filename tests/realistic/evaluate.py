@@ -77,6 +77,17 @@ def evaluate(model, loader, device, num_classes):
     return correct / seen, confusion.cpu(), torch.cat(all_probs)
 
 
+@torch.no_grad()
+def evaluate_loss(model, loader, device):
+    total, count = 0.0, 0
+    for images, targets in loader:
+        images, targets = images.to(device, non_blocking=True), targets.to(device, non_blocking=True)
+        loss = F.cross_entropy(model(images), targets, reduction="sum")
+        total += loss.item()
+        count += targets.numel()
+    return total / count
+
+
 def top_predictions(probs, classes, k=5):
     top = probs.topk(k, dim=1)
     return [
