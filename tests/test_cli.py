@@ -77,6 +77,7 @@ def test_diff_writes_nothing(tmp_path, run_cli):
     proc = run_cli("--diff", "bad.py")
     assert proc.returncode == 1
     assert '+x = torch.randn(3, device="cuda")' in proc.stdout
+    assert proc.stdout.splitlines()[-1] == "Would fix 1 finding."
     assert path.read_text() == BAD
 
 
@@ -166,3 +167,22 @@ def test_rules_and_explain(run_cli):
 def test_version(run_cli):
     proc = run_cli("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("torchlint ")
+
+
+def test_reader_closing_the_pipe_early_is_no_error(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import checkout_env
+
+    # Far more output than a pipe buffers, so the writer meets the closed pipe.
+    write(tmp_path, "many.py", "import torch\n" + "x = torch.randn(3).cuda()\n" * 3000)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "torchlint", "--format", "json", "--no-cache", "many.py"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=checkout_env(),
+    )
+    assert proc.stdout.readline() == b"[\n"
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait() == 1
+    assert stderr == ""

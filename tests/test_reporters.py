@@ -108,3 +108,37 @@ def test_exit_non_zero_on_fix(tmp_path, run_cli):
     assert run_cli("--fix", "--exit-non-zero-on-fix", "bad.py").returncode == 1
     assert "device=" in path.read_text()
     assert run_cli("--fix", "--exit-non-zero-on-fix", "bad.py").returncode == 0  # nothing left to fix
+
+
+def _finding(tmp_path, line, code, applicability):
+    from torchlint.diagnostics import Fix
+
+    path = tmp_path / "m.py"
+    path.write_text("x = ':100:'\n" * 120)
+    return Diagnostic(str(path), line, 1, code, "msg", line, 4, fix=Fix(applicability, ()))
+
+
+def test_terminal_text_renders_no_emoji_and_marks_only_safe_fixes(tmp_path):
+    import io
+    import re
+
+    from torchlint.reporters.text import report_text
+
+    stream = io.StringIO()
+    report_text([_finding(tmp_path, 100, "TL101", "safe"), _finding(tmp_path, 101, "TL102", "unsafe")], stream, True)
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", stream.getvalue())
+    assert "💯" not in plain
+    assert "m.py:100:1: TL101 [*] msg" in plain and "m.py:101:1: TL102 msg" in plain
+    assert "x = ':100:'" in plain
+
+
+def test_statistics_mark_only_safe_fixes(tmp_path):
+    import io
+
+    from torchlint.cli import _statistics
+
+    stream = io.StringIO()
+    _statistics([_finding(tmp_path, 1, "TL101", "safe"), _finding(tmp_path, 2, "TL102", "unsafe")], stream)
+    assert [line.split() for line in stream.getvalue().splitlines()] == [
+        ["1", "TL101", "[*]", "factory-without-device"], ["1", "TL102", "factory-meets-device-tensor"],
+    ]

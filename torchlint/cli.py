@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 from collections import Counter
 from typing import List, Optional, Sequence, TextIO
@@ -17,6 +18,7 @@ from torchlint.discovery import discover
 from torchlint.docs import FIX_LABELS, render
 from torchlint.linter import SYNTAX_ERROR
 from torchlint.reporters import REPORTERS
+from torchlint.reporters.text import safely_fixable
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
 from torchlint.progress import progress_bar
 from torchlint.runner import CHECK, DIFF, FIX, Options, available_cpus, run
@@ -44,16 +46,19 @@ def check_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="torchlint",
         description="Find and fix PyTorch performance anti-patterns. "
-        "Other commands: `torchlint rules`, `torchlint explain CODE`, `torchlint clean`.",
+        "Other commands: `torchlint rules`, `torchlint explain CODE`, `torchlint clean`, `torchlint bench`.",
+        epilog="Exit status: 0 no findings, 1 findings remain, 2 usage, configuration or internal error.",
     )
-    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                        help="files or directories to check (default: .)")
     parser.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     parser.add_argument("--unsafe-fixes", action="store_true", help="also apply unsafe fixes")
     parser.add_argument("--diff", action="store_true", help="show fixes as a diff; write nothing")
     parser.add_argument("--select", type=_codes, help="rule codes or prefixes to enable (comma-separated)")
     parser.add_argument("--extend-select", type=_codes, default=[], help="codes to enable on top of the selection")
     parser.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to disable")
-    parser.add_argument("--format", choices=sorted(REPORTERS), default="text", dest="output_format")
+    parser.add_argument("--format", choices=sorted(REPORTERS), default="text", dest="output_format",
+                        help="output format (default: text; coloured with code frames on a terminal)")
     parser.add_argument("--output-file", metavar="PATH", help="write the findings to PATH instead of stdout")
     parser.add_argument("--exit-non-zero-on-fix", action="store_true",
                         help="with --fix: exit 1 when files were changed, even if no findings remain")
@@ -84,6 +89,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"torchlint: error: {exc}\n")
         return EXIT_ERROR
+    except BrokenPipeError:
+        # The reader went away (`torchlint --format json | head -1`): stop quietly. Point stdout
+        # at devnull so that Python's flush at exit does not raise again (the recipe of the
+        # `signal` module's documentation).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_FINDINGS
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -154,7 +165,7 @@ def _report_to_file(path: str, output_format: str, diagnostics: List[Diagnostic]
 
 def _statistics(diagnostics: List[Diagnostic], out: TextIO) -> None:
     counts = Counter(d.code for d in diagnostics)
-    fixable = Counter(d.code for d in diagnostics if d.fix)
+    fixable = Counter(d.code for d in diagnostics if safely_fixable(d))
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         name = RULES_BY_CODE[code].name if code in RULES_BY_CODE else "syntax-error"
         marker = "[*]" if fixable[code] else "   "
@@ -162,8 +173,8 @@ def _statistics(diagnostics: List[Diagnostic], out: TextIO) -> None:
 
 
 def _summary(diagnostics: List[Diagnostic], fixed: int, mode: str, out: TextIO, errors: bool) -> None:
-    if fixed and mode == FIX:
-        out.write(f"Fixed {fixed} finding{'s' * (fixed != 1)}.\n")
+    if fixed and mode in (FIX, DIFF):
+        out.write(f"{'Fixed' if mode == FIX else 'Would fix'} {fixed} finding{'s' * (fixed != 1)}.\n")
     if not diagnostics:
         if mode != DIFF and not errors:
             out.write("All checks passed!\n")

@@ -61,6 +61,25 @@ class LSTMClassifierSlowMask(LSTMClassifier):
         return self.fc(out.masked_fill(~mask[..., None], 0.0).amax(1))
 
 
+class CharRNN(nn.Module):
+    """A hand-written recurrence: every step needs the previous state."""
+
+    def __init__(self, vocab_size, dim=128):
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, dim)
+        self.cell = nn.GRUCell(dim, dim)
+        self.out = nn.Linear(dim, vocab_size)
+
+    def forward(self, tokens):
+        emb = self.embed(tokens)
+        h = emb.new_zeros(emb.shape[0], self.cell.hidden_size)
+        outputs = []
+        for x_t in emb.unbind(1):
+            h = self.cell(x_t, h)
+            outputs.append(h)
+        return self.out(torch.stack(outputs, dim=1))
+
+
 def predict(model, tokenizer, texts, device):
     model.eval()
     with torch.no_grad():

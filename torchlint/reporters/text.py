@@ -7,12 +7,17 @@ from __future__ import annotations
 
 from typing import Dict, List, TextIO
 
-from torchlint.diagnostics import Diagnostic
+from torchlint.diagnostics import SAFE, Diagnostic
 
 
 def location(d: Diagnostic) -> str:
     where = f"{d.path}:cell {d.cell}:" if d.cell is not None else f"{d.path}:"
     return f"{where}{d.line}:{d.column}"
+
+
+def safely_fixable(d: Diagnostic) -> bool:
+    """Marked ``[*]``: fixed by a plain ``--fix`` (unsafe fixes need ``--unsafe-fixes``)."""
+    return d.fix is not None and d.fix.applicability == SAFE
 
 
 def plain_line(d: Diagnostic) -> str:
@@ -31,10 +36,11 @@ def report_text(diagnostics: List[Diagnostic], stream: TextIO, color: bool = Fal
     from rich.console import Console
     from rich.markup import escape
 
-    console = Console(file=stream, highlight=False, soft_wrap=True)
+    # emoji=False: rich would otherwise render `x.py:100:` as `x.py💯` and `":smile:"` in source lines.
+    console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False)
     sources: Dict[str, List[str]] = {}
     for d in diagnostics:
-        marker = " [cyan]\\[*][/]" if d.fix else ""
+        marker = " [cyan]\\[*][/]" if safely_fixable(d) else ""
         console.print(
             f"[bold]{escape(location(d))}[/]: [bold red]{d.code}[/]{marker} {escape(d.message)}"
         )

@@ -272,7 +272,7 @@ class PythonLoopOverTensor(Rule):
         "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`: a few "
         "large pieces), over a dimension whose body does not index per element (`for h in "
         "range(x.shape[1]): outs.append(self.heads[h](x))`), for recurrences where each step needs "
-        "the previous one (an RNN cell fed its own state, `h = self.cell(x[:, t], h)`, or a filter "
+        "the previous one (an RNN cell fed its own state, `h = self.cell(x[:, t], h)` or `for x_t in x.unbind(1)`, or a filter "
         "reading `y[:, t - 1]`), in training-loop code, or in `while` loops (their trip count is "
         "not visible)."
     )
@@ -317,6 +317,10 @@ class PythonLoopOverTensor(Rule):
         "        return torch.cat(outs)",
         "import torch\ndef move_loss(value, device):\n    if isinstance(value, torch.Tensor):\n"
         "        return value.to(device)\n    return type(value)(move_loss(v, device) for v in value)",
+        "import torch\nclass CellRNN(nn.Module):\n    def forward(self, x):\n"
+        "        h = x.new_zeros(x.shape[0], self.hidden)\n        outs = []\n"
+        "        for x_t in x.unbind(1):\n            h = self.cell(x_t, h)\n            outs.append(h)\n"
+        "        return torch.stack(outs, 1)",
         "import torch\nclass IIR(nn.Module):\n    def forward(self, x):\n        y = torch.zeros_like(x)\n"
         "        for t in range(1, x.shape[1]):\n            y[:, t] = self.a * y[:, t - 1] + x[:, t]\n        return y",
     )
@@ -377,18 +381,19 @@ class PythonLoopOverTensor(Rule):
     def _walks_tensor(self, iterable: cst.BaseExpression, target: cst.BaseExpression, body) -> bool:
         if self.ctx.in_definition():
             return False
+        nodes = [node for part in body for node in _descendants(part)]
+        variable = target.value if isinstance(target, cst.Name) else ""
         if any(self._is_tensor_rows(candidate) for candidate in _iterated(self.ctx, iterable)):
-            return True
+            return not _recurrence(self.ctx, nodes, variable)  # `for x_t in x.unbind(1): h = cell(x_t, h)`
         stop = _range_stop(self.ctx, iterable)
-        if stop is None or not isinstance(target, cst.Name):
+        if stop is None or not variable:
             return False
         sized = self.ctx.sized_tensor(stop)
         if sized is None or not self._evident_tensor(sized, stop):
             return False
-        nodes = [node for part in body for node in _descendants(part)]
-        if _recurrence(self.ctx, nodes, target.value):
+        if _recurrence(self.ctx, nodes, variable):
             return False
-        return any(self._indexes_by(node, target.value) for node in nodes)
+        return any(self._indexes_by(node, variable) for node in nodes)
 
     def _is_tensor_rows(self, node: cst.BaseExpression) -> bool:
         """``x``, ``x[0]`` or ``x.unbind(...)`` for a name ``x`` used like a tensor."""
