@@ -112,3 +112,16 @@ def main(train_examples, vocab_size, num_classes, epochs=6):
             seen += labels.size(0)
         print(f"epoch {epoch}: max_len {dataset.max_len} loss {total / seen:.4f}")
         random.shuffle(train_examples)
+
+
+def finetune(model, dataset, device, epochs=3):
+    """Transformer fine-tuning loop over dict batches."""
+    loader = DataLoader(dataset, batch_size=16, shuffle=True, num_workers=2, persistent_workers=True)  # expect: TL503
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    for epoch in range(epochs):
+        for batch in loader:
+            batch = {k: v.to(device) for k, v in batch.items()}
+            outputs = model(**batch)
+            outputs.loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()

@@ -63,6 +63,22 @@ def _bound_names(target: cst.BaseExpression):
             yield from _bound_names(element.value)
 
 
+def _batch_of_element(ancestors, name: str) -> Optional[str]:
+    """The batch ``b`` whose elements ``name`` walks in an enclosing comprehension:
+    ``{k: v.to(device) for k, v in b.items()}``, ``tuple(t.cuda() for t in b)``."""
+    for node in reversed(ancestors):
+        if not isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            continue
+        comp = node.for_in
+        if name not in set(_bound_names(comp.target)):
+            continue
+        source = comp.iter
+        if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and not source.args:
+            source = source.func.value if source.func.attr.value in ("items", "values") else source
+        return source.value if isinstance(source, cst.Name) else None
+    return None
+
+
 class DataLoaderWithoutWorkers(Rule):
     code = "TL501"
     name = "dataloader-without-workers"
@@ -330,7 +346,8 @@ class BatchesNotPinned(Rule):
     what = (
         "Finds the pair that makes host-to-device copies of batches asynchronous: a "
         "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
-        "(`x.to(device)`, `x.cuda()`) in a `for` loop over it in the same function; and, for a "
+        "(`x.to(device)`, `x.cuda()`, or element by element: `{k: v.to(device) for k, v in batch.items()}`) "
+        "in a `for` loop over it in the same function; and, for a "
         "loader with `pin_memory=True`, such a move without `non_blocking=True`. Only in files that "
         "use CUDA."
     )
@@ -379,6 +396,8 @@ class BatchesNotPinned(Rule):
         "for x in loader:\n    y = torch.zeros(3).cuda()",
         "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64)\n"
         "for x in loader:\n    x = x.cuda()",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2)\n"
+        "for batch in loader:\n    extra = [t.cuda() for t in buffers]\n    model(batch, extra)",
     )
     invalid = (
         Invalid(
@@ -406,6 +425,18 @@ class BatchesNotPinned(Rule):
             "        ds,\n        num_workers=4,\n        pin_memory=True,\n    )\n    for x in loader:\n"
             "        model(x.cuda(non_blocking=True))\n",
         ),
+        Invalid(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, pin_memory=True)\n"
+            "for batch in loader:\n    batch = {k: v.to('cuda') for k, v in batch.items()}\n",
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, pin_memory=True)\n"
+            "for batch in loader:\n    batch = {k: v.to('cuda', non_blocking=True) for k, v in batch.items()}\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
+            "for batch in loader:\n    batch = tuple(t.to('cuda') for t in batch)\n",
+            "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, pin_memory=True)\n"
+            "for batch in loader:\n    batch = tuple(t.to('cuda', non_blocking=True) for t in batch)\n",
+        ),
     )
 
     def __init__(self, ctx, sink) -> None:
@@ -430,8 +461,11 @@ class BatchesNotPinned(Rule):
         owner = node.func.value
         if not isinstance(owner, cst.Name) or self.ctx.value_of(owner.value) is not None:
             return  # not a batch as the loop bound it
+        batch = _batch_of_element(self.ctx.ancestors, owner.value) or owner.value
+        if batch != owner.value and self.ctx.value_of(batch) is not None:
+            return
         for _, names, loader in self._loops:
-            if owner.value in names:
+            if batch in names:
                 self._check(loader, node)
                 return
 
