@@ -123,6 +123,7 @@ def train_gan(args, device):
     criterion = nn.BCEWithLogitsLoss()
     fixed_noise = torch.randn(64, args.nz, 1, 1, device=device)
 
+    start_time = time.time()
     for epoch in range(args.epochs):
         epoch_start = time.time()
         for i, (real, _) in enumerate(loader):
@@ -148,9 +149,10 @@ def train_gan(args, device):
             update_ema(ema, netG)
 
             if i % 100 == 0:
+                elapsed = time.time() - start_time
                 d_x = netD(real).sigmoid().mean().item()
                 print(f"[{epoch}/{args.epochs}][{i}/{len(loader)}] loss_D {loss_d.item():.4f} "
-                      f"loss_G {loss_g.item():.4f} D(x) {d_x:.3f}")
+                      f"loss_G {loss_g.item():.4f} D(x) {d_x:.3f} [{elapsed / 60:.1f} min]")
         print(f"epoch {epoch} took {time.time() - epoch_start:.1f}s")
         with torch.no_grad():
             save_image(ema(fixed_noise).float().cpu(), f"samples_{epoch:03d}.png", normalize=True)
@@ -165,6 +167,7 @@ def train_diffusion(args, device, net):
     scaler = torch.amp.GradScaler("cuda")
     accum_steps = args.accum_steps
     running = 0.0
+    start_time = time.time()
     for epoch in range(args.epochs):
         for step, (x, _) in enumerate(loader):
             x = x.to(device, non_blocking=True) * 2 - 1
@@ -179,7 +182,8 @@ def train_diffusion(args, device, net):
                 scaler.update()
                 optimizer.zero_grad(set_to_none=True)
             if step % 500 == 0:
-                print(f"epoch {epoch} step {step} loss {running / (step + 1):.4f}")
+                hours = (time.time() - start_time) / 3600
+                print(f"epoch {epoch} step {step} loss {running / (step + 1):.4f} ({hours:.2f} h)")
         torch.save(diffusion.state_dict(), f"ddpm_{epoch}.pt")
 
 

@@ -8,8 +8,9 @@ from typing import Dict, Optional
 import libcst as cst
 
 from torchlint.context import TENSOR
-from torchlint.context.scopes import is_training_step_call
+from torchlint.context.scopes import Scope, is_training_step_call
 from torchlint.rules.base import Invalid, Rule
+from torchlint.walker import iter_children
 
 _TIMERS = frozenset(
     "time.time time.perf_counter time.monotonic time.time_ns time.perf_counter_ns time.monotonic_ns "
@@ -28,6 +29,7 @@ class _Region:
 
     gpu_work: bool = False
     synced: bool = False
+    scope: Optional[Scope] = None  # where the timestamp was taken
 
 
 class TimingWithoutSync(Rule):
@@ -46,7 +48,9 @@ class TimingWithoutSync(Rule):
         "event's `elapsed_time`/`synchronize`, `print`/`float(...)` of a result, or a helper whose "
         "name contains `sync`. GPU work is a "
         "`.backward()`, an `optimizer.step()`, arithmetic on tensors, or a call on or with a tensor. Only in files that use "
-        "CUDA."
+        "CUDA. A clock read inside a loop that never restarts it (`elapsed = time.time() - "
+        "start_time` for an ETA or a progress line) is not reported: it spans every iteration so "
+        "far, so at most the last few queued steps are missing from it."
     )
     why = (
         "CUDA calls return as soon as the kernel is queued; the GPU runs it later. A timer around "
@@ -91,6 +95,9 @@ class TimingWithoutSync(Rule):
         "import time, torch\nx = torch.randn(8, 8, device='cuda')\ny = x @ x\ndeadline = time.time() + 60",
         "import time, torch\nfrom utils import cuda_sync\nx = torch.randn(8, 8, device='cuda')\n"
         "start = time.time()\ny = x @ x\ncuda_sync()\nelapsed = time.time() - start",
+        "import time, torch\nmodel.cuda()\nstart_time = time.time()\nfor i, (x, y) in enumerate(loader):\n"
+        "    criterion(model(x.cuda()), y.cuda()).backward()\n    optimizer.step()\n"
+        "    if i % 10 == 0:\n        eta = (time.time() - start_time) / (i + 1) * (len(loader) - i - 1)",
     )
     invalid = (
         Invalid(
@@ -132,12 +139,23 @@ class TimingWithoutSync(Rule):
         if stored is not None and region is None and regions:
             region = list(regions.values())[-1]
         if region is not None:
-            if region.gpu_work and not region.synced and self.ctx.uses_cuda:
+            if region.gpu_work and not region.synced and self.ctx.uses_cuda and not self._running_clock(region):
                 self.report(node)
             region.gpu_work = region.synced = False  # this timestamp closed the measurement
         if stored is not None:
             regions.pop(stored, None)
-            regions[stored] = _Region()
+            regions[stored] = _Region(scope=self.ctx.scope)
+
+    def _running_clock(self, region: _Region) -> bool:
+        """Read inside a loop that does not restart it: a clock over all iterations so far
+        (`elapsed = time.time() - start_time` for an ETA), not a measurement of this step."""
+        names = [name for name, other in self._regions[self.ctx.scope.function].items() if other is region]
+        scope: Optional[Scope] = self.ctx.scope
+        while scope is not None and scope is not region.scope and scope.kind == "loop":
+            if not any(_assigns(scope.node, name) for name in names):
+                return True
+            scope = scope.parent
+        return False
 
     def leave_Call(self, node: cst.Call) -> None:
         regions = self._regions.get(self.ctx.scope.function)
@@ -180,3 +198,14 @@ def _assigned_name(parent: Optional[cst.CSTNode], node: cst.Call) -> Optional[st
         if isinstance(target, cst.Name):
             return target.value
     return None
+
+
+def _assigns(root: cst.CSTNode, name: str) -> bool:
+    """Does ``root`` assign ``name`` (``name = ...``)?"""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name:
+            return True
+        stack.extend(iter_children(node))
+    return False
