@@ -186,3 +186,22 @@ def test_reader_closing_the_pipe_early_is_no_error(tmp_path):
     stderr = proc.stderr.read().decode()
     assert proc.wait() == 1
     assert stderr == ""
+
+
+def test_text_extras_do_not_corrupt_a_json_document(tmp_path, run_cli):
+    write(tmp_path, "bad.py", BAD)
+    for flag in ("--statistics", "--diff"):
+        proc = run_cli("--format", "json", flag, "bad.py")
+        assert proc.returncode == 2 and proc.stdout == ""
+        assert proc.stderr == f"torchlint: error: {flag} cannot share stdout with --format json; add --output-file PATH\n"
+    proc = run_cli("--format", "json", "--statistics", "--output-file", "out.json", "bad.py")
+    assert proc.returncode == 1
+    assert proc.stdout.split() == ["1", "TL101", "[*]", "factory-without-device"]
+    assert json.loads((tmp_path / "out.json").read_text())[0]["code"] == "TL101"
+
+
+def test_no_python_files_is_a_warning(tmp_path, run_cli):
+    (tmp_path / "empty").mkdir()
+    proc = run_cli("empty")
+    assert proc.returncode == 0
+    assert proc.stderr == "torchlint: warning: no Python files found under the given paths\n"

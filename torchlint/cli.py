@@ -117,9 +117,15 @@ def _replace(settings: Settings, **changes) -> Settings:
 
 def _check_command(argv: List[str]) -> int:
     args = check_parser().parse_args(argv)
+    if args.output_format in ("json", "sarif") and not args.output_file:
+        for flag, given in (("--statistics", args.statistics), ("--diff", args.diff)):
+            if given:  # their text would make the document on stdout unreadable
+                raise ConfigError(f"{flag} cannot share stdout with --format {args.output_format}; add --output-file PATH")
     settings = _settings(args)
     mode = DIFF if args.diff else FIX if args.fix else CHECK
     files, errors = discover(args.paths, settings)
+    if not files and not errors:
+        sys.stderr.write("torchlint: warning: no Python files found under the given paths\n")
     gc.freeze()  # what is loaded by now lives until exit: spare the collector rescanning it
     cache = None if args.no_cache else Cache(args.cache_dir or default_directory(settings), settings)
     with progress_bar(len(files), enabled=args.output_format in ("text", "concise")) as advance:
