@@ -49,6 +49,11 @@ def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Ca
             separator = cst.Comma(whitespace_after=call.whitespace_before_args)
         arg = arg.with_changes(comma=args[-1].comma)
         args[-1] = args[-1].with_changes(comma=separator)
+    elif args:  # the new argument takes over what followed the last one (a line break before `)`)
+        arg = arg.with_changes(whitespace_after_arg=args[-1].whitespace_after_arg)
+        args[-1] = args[-1].with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace("")
+        )
     return call.with_changes(args=(*args, arg))
 
 

@@ -258,6 +258,13 @@ class WorkersNotPersistent(Rule):
             "        self.loader = DataLoader(ds, num_workers=os.cpu_count() // 2)\n"
         ),
         Invalid(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(\n    ds, batch_size=8, num_workers=4\n)\n"
+            "for epoch in range(3):\n    for batch in loader:\n        step(batch)\n",
+            "from torch.utils.data import DataLoader\n"
+            "loader = DataLoader(\n    ds, batch_size=8, num_workers=4, persistent_workers=True\n)\n"
+            "for epoch in range(3):\n    for batch in loader:\n        step(batch)\n",
+        ),
+        Invalid(
             "from torch.utils.data import DataLoader\nds.download()\nloader = DataLoader(ds, num_workers=4)\n"
             "for epoch in range(3):\n    for batch in loader:\n        step(batch)\n",
             "from torch.utils.data import DataLoader\nds.download()\n"
