@@ -162,6 +162,10 @@ def test_rules_and_explain(run_cli):
     assert text.startswith("# TL101 factory-without-device")
     assert "## Why is it slow" in text
     assert run_cli("explain", "TL000").returncode == 2
+    listing = run_cli("rules").stdout.splitlines()
+    assert [line.split()[0] for line in listing] == [row["code"] for row in rows]
+    assert listing[0].split()[:4] == ["TL101", "factory-without-device", "safe", "fix"]
+    assert not any(line.endswith(" ") for line in listing)
 
 
 def test_version(run_cli):

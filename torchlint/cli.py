@@ -204,13 +204,18 @@ def _rules_command(argv: List[str]) -> int:
         json.dump(rows, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_CLEAN
+    fixes = {rule.code: FIX_LABELS[rule.fix].split(" (")[0] for rule in ALL_RULES}
+    if not sys.stdout.isatty():  # one line per rule, nothing padded: for grep and cut
+        for rule in ALL_RULES:
+            sys.stdout.write(f"{rule.code}  {rule.name:<34} {fixes[rule.code]:<21} {rule.summary()}\n")
+        return EXIT_CLEAN
     from rich.console import Console
     from rich.table import Table
 
     table = Table("Code", "Name", "Fix", "Summary", box=None)
     for rule in ALL_RULES:
-        table.add_row(rule.code, rule.name, FIX_LABELS[rule.fix].split(" (")[0], rule.summary())
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
+        table.add_row(rule.code, rule.name, fixes[rule.code], rule.summary())
+    Console().print(table)
     return EXIT_CLEAN
 
 
