@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ jsonschema = pytest.importorskip("jsonschema")
 
 from torchlint.bench import timing  # noqa: E402
 from torchlint.bench.command import main  # noqa: E402
+from torchlint.linter import lint_text  # noqa: E402
 from torchlint.rules import ALL_RULES  # noqa: E402
 
 NUMBER = {"type": ["number", "null"]}
@@ -148,14 +150,28 @@ def test_shipped_fixtures_pass_on_cpu(tmp_path, run_cli):
         assert (result["status"] == "measured") == (result["outputs_match"] is True), result
 
 
-@pytest.mark.parametrize("code", ["TL101", "TL501"])
+@pytest.mark.parametrize("code", [rule.code for rule in ALL_RULES])
+def test_shipped_fixture_texts_flag_only_before(code):
+    """With every rule on, only before.py has findings, and they include the fixture's code."""
+    directory = os.path.join(ROOT, "fixtures", code)
+    found = {}
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".py"):
+            with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                found[name] = {d.code for d in lint_text(handle.read(), name, ALL_RULES).diagnostics}
+    assert code in found.pop("before.py")
+    assert found.pop("after.py") == set()
+    assert set(found) <= {"workload.py"} and not any(found.values()), found
+
+
+@pytest.mark.filterwarnings("ignore:'pin_memory' argument is set as true but no accelerator:UserWarning")
+@pytest.mark.parametrize("code", ["TL101", "TL102", "TL401", "TL501", "TL503", "TL601"])
 def test_fixtures_skipped_here_still_agree_on_cpu(code, tmp_path, fixtures_root):
-    """Run a shipped fixture with its hardware requirement lifted: it must run and agree on the CPU."""
+    """Run a shipped fixture with its hardware requirements lifted: it must run and agree on the CPU."""
     shutil.copytree(os.path.join(ROOT, "fixtures", code), tmp_path / "lifted" / code)
     for side in ("before", "after"):
         path = tmp_path / "lifted" / code / f"{side}.py"
-        text = path.read_text().replace("REQUIRES_CUDA = True", "REQUIRES_CUDA = False")
-        path.write_text(text.replace("REQUIRES_CPUS = 4", "REQUIRES_CPUS = 1"))
+        path.write_text(re.sub(r"(?m)^REQUIRES_\w+ = .*$", "", path.read_text()))
     out_json = tmp_path / "bench.json"
     assert bench(code, "--repeat", "1", "--fixtures", tmp_path / "lifted", "--json", out_json) == 0
     [result] = json.loads(out_json.read_text())["results"]

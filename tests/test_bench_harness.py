@@ -1,5 +1,6 @@
 """The harness on tiny fixture pairs written to a temporary fixtures root."""
 
+import sys
 import textwrap
 
 import pytest
@@ -7,6 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from torchlint.bench import timing  # noqa: E402
+from torchlint.bench.fixtures import Fixture  # noqa: E402
 from torchlint.bench.harness import FAILED, MEASURED, SKIPPED, Machine, bench  # noqa: E402
 from torchlint.rules import RULES_BY_CODE  # noqa: E402
 
@@ -58,11 +60,14 @@ def loader_text(workers="", extra="", requires=""):
 HAND_FIX = ", num_workers=WORKERS"
 
 
-def write_pair(root, before, after, code="TL101"):
+def write_pair(root, before, after, code="TL101", workload=None):
     directory = root / code
     directory.mkdir(parents=True)
     (directory / "before.py").write_text(before)
     (directory / "after.py").write_text(after)
+    if workload is not None:
+        (directory / "workload.py").write_text(workload)
+    return Fixture(code, str(directory))
 
 
 @pytest.fixture(autouse=True)
@@ -119,7 +124,7 @@ def test_requirements_are_read_from_before(tmp_path, run):
     "before, after, reason",
     [
         (module_text(FIXED), module_text(FIXED), "before.py is not flagged with TL101"),
-        (module_text(MOVED), module_text(MOVED), "after.py is still flagged with TL101 (line 13)"),
+        (module_text(MOVED), module_text(MOVED), "after.py is flagged with TL101 (line 13)"),
         (module_text(MOVED), module_text("torch.arange(n, device=device) + 0"), "the fix of before.py differs"),
         (module_text(MOVED), module_text(FIXED) + "\n", "the fix of before.py differs"),
         ("import torch\nx = (", module_text(FIXED), "before.py cannot be linted"),
@@ -181,3 +186,62 @@ def test_rule_without_fix_accepts_a_hand_written_after(tmp_path, run):
     write_pair(tmp_path, loader_text(), loader_text(HAND_FIX) + "# fixed by hand\n", "TL501")
     result = run(TL501)
     assert (result.status, result.lint_consistent, result.outputs_match) == (MEASURED, True, True)
+
+
+WORKLOAD = textwrap.dedent(
+    """\
+    import torch
+    from torch.utils.data import Dataset
+
+    NAME = {name!r}
+
+
+    class Samples(Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, index):
+            return torch.tensor([index * {scale}])
+
+
+    def setup(device, size):
+        return 1000
+    """
+)
+USES_WORKLOAD = "from workload import NAME, Samples, setup\n"
+
+
+def test_each_fixture_side_imports_its_own_workload(tmp_path):
+    """Two fixtures whose workload.py define the same names differently never see each other's."""
+    first = write_pair(tmp_path, USES_WORKLOAD, USES_WORKLOAD, "TL101", WORKLOAD.format(name="first", scale=1))
+    second = write_pair(tmp_path, USES_WORKLOAD, USES_WORKLOAD, "TL501", WORKLOAD.format(name="second", scale=10))
+    saved = sys.modules.get("workload")
+    first_before, second_before, first_after = first.load("before"), second.load("before"), first.load("after")
+    assert (first_before.NAME, second_before.NAME, first_after.NAME) == ("first", "second", "first")
+    assert first_before.Samples is not first_after.Samples  # each side imports its workload afresh
+    assert sys.modules.get("workload") is saved  # `workload` is bound only while a side is imported
+    # the workload's classes reach DataLoader worker processes (fork) and come back by value
+    loader = torch.utils.data.DataLoader(second_before.Samples(), batch_size=2, num_workers=1)
+    assert [batch.flatten().tolist() for batch in loader] == [[0, 10], [20, 30]]
+
+
+def test_a_fixture_without_workload_cannot_import_another_ones(tmp_path):
+    write_pair(tmp_path, USES_WORKLOAD, USES_WORKLOAD, "TL101", WORKLOAD.format(name="first", scale=1))
+    lonely = write_pair(tmp_path, USES_WORKLOAD, USES_WORKLOAD, "TL501")
+    Fixture("TL101", str(tmp_path / "TL101")).load("before")
+    with pytest.raises(ImportError):
+        lonely.load("before")
+
+
+def test_workload_is_shared_by_both_sides_and_never_flagged(tmp_path, run):
+    body = "import torch\n\nfrom workload import device, setup\n\n\ndef step(n):\n    return {expression}\n"
+    workload = "import torch\n\ndevice = torch.device('cpu')\n\n\ndef setup(device, size):\n    return 1000\n"
+    write_pair(tmp_path / "clean", body.format(expression=MOVED), body.format(expression=FIXED), "TL101", workload)
+    write_pair(tmp_path / "flagged", body.format(expression=MOVED), body.format(expression=FIXED), "TL101",
+               workload + "\n\ndef warm(n):\n    return " + MOVED + "\n")
+    machine = Machine(torch.device("cpu"), gpus=0, cpus=2)
+    clean = bench(TL101, str(tmp_path / "clean"), machine, "small", 2)
+    assert (clean.status, clean.lint_consistent, clean.outputs_match) == (MEASURED, True, True)
+    flagged = bench(TL101, str(tmp_path / "flagged"), machine, "small", 2)
+    assert (flagged.status, flagged.lint_consistent) == (FAILED, False)
+    assert flagged.reason == "workload.py is flagged with TL101 (line 11)"

@@ -96,15 +96,6 @@ class NotebookSource:
         return _dump_like(self.raw, self.document, document).encode("utf-8")
 
 
-def read_notebook(path: str) -> NotebookSource:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise SourceError(exc.strerror or str(exc)) from None
-    return parse_notebook(data)
-
-
 def parse_notebook(data: bytes) -> NotebookSource:
     try:
         raw = data.decode("utf-8")

@@ -6,17 +6,17 @@ import difflib
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Type
 
 from torchlint.cache import Cache, content_key
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
 from torchlint.fixes import fix_text
 from torchlint.linter import LintResult, lint_text
-from torchlint.notebooks import NotebookSource, is_notebook, read_notebook
+from torchlint.notebooks import NotebookSource, is_notebook, parse_notebook
 from torchlint.rules import ALL_RULES
 from torchlint.rules.base import Rule
-from torchlint.source import SourceError, read_source, write_atomic
+from torchlint.source import SourceError, decode, read_bytes, write_atomic
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
 
@@ -28,6 +28,7 @@ class FileOutcome:
     errors: List[str] = field(default_factory=list)  # "path: message", one line each
     fixed: int = 0  # fixes applied (or, with --diff, that would be)
     diff: str = ""
+    content_key: Optional[str] = None  # digest of the bytes that were linted; None if unread
 
 
 @dataclass(frozen=True)
@@ -41,17 +42,19 @@ def rules_for(settings: Settings, path: Optional[str] = None) -> List[Type[Rule]
 
 
 def read_file(path: str):
-    """A ``SourceText``, or a ``NotebookSource`` whose ``text`` is its code cells."""
-    return read_notebook(path) if is_notebook(path) else read_source(path)
+    """The file's bytes, and a ``SourceText`` or a ``NotebookSource`` whose ``text`` is its code cells."""
+    data = read_bytes(path)
+    return data, parse_notebook(data) if is_notebook(path) else decode(data)
 
 
 def process_file(path: str, settings: Settings, options: Options) -> FileOutcome:
     outcome = FileOutcome(path)
     try:
-        source = read_file(path)
+        data, source = read_file(path)
     except SourceError as exc:
         outcome.errors.append(f"{path}: {exc}")
         return outcome
+    outcome.content_key = content_key(data)
     rules = rules_for(settings, path)
 
     def lint(text: str) -> LintResult:
@@ -68,21 +71,21 @@ def process_file(path: str, settings: Settings, options: Options) -> FileOutcome
             if options.mode == DIFF:
                 _diff(path, source, fixed.text, outcome)
             else:
-                _write_back(path, source, fixed.text, outcome)
+                _write_back(path, data, source, fixed.text, outcome)
     notebook = isinstance(source, NotebookSource)
     outcome.diagnostics = source.locate(result.diagnostics) if notebook else result.diagnostics
     outcome.errors.extend(f"{path}: {message}" for message in result.errors)
     return outcome
 
 
-def _write_back(path: str, source, text: str, outcome: FileOutcome) -> None:
+def _write_back(path: str, data: bytes, source, text: str, outcome: FileOutcome) -> None:
     try:
-        current = read_file(path)
+        current = read_bytes(path)
     except SourceError as exc:
         outcome.errors.append(f"{path}: not fixed: {exc}")
         outcome.fixed = 0
         return
-    if current != source:
+    if current != data:
         outcome.errors.append(f"{path}: changed on disk while torchlint ran; not fixed")
         outcome.fixed = 0
         return
@@ -141,15 +144,12 @@ def run(
     """
     cache = cache if options.mode == CHECK else None
     outcomes: List[Optional[FileOutcome]] = [None] * len(files)
-    keys: Dict[int, str] = {}
     todo: List[int] = []
     for index, path in enumerate(files):
         key = _content_key(path) if cache else None
         cached = cache.load(path, key) if cache and key else None
         if cached is None:
             todo.append(index)
-            if key:
-                keys[index] = key
         else:
             outcomes[index] = FileOutcome(path, **cached)
     if progress and len(todo) < len(files):
@@ -157,9 +157,8 @@ def run(
     for index, outcome in _lint_files([files[i] for i in todo], settings, options, jobs):
         index = todo[index]
         outcomes[index] = outcome
-        key = keys.get(index)
-        if cache and key and _content_key(outcome.path) == key:  # not edited meanwhile
-            cache.store(outcome.path, key, outcome.diagnostics, outcome.errors)
+        if cache and outcome.content_key:  # keyed on the very bytes that were linted
+            cache.store(outcome.path, outcome.content_key, outcome.diagnostics, outcome.errors)
         if progress:
             progress(1)
     return outcomes  # type: ignore[return-value]
@@ -167,9 +166,8 @@ def run(
 
 def _content_key(path: str) -> Optional[str]:
     try:
-        with open(path, "rb") as handle:
-            return content_key(handle.read())
-    except OSError:
+        return content_key(read_bytes(path))
+    except SourceError:
         return None
 
 

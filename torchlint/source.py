@@ -38,13 +38,16 @@ def decode(data: bytes) -> SourceText:
     return SourceText(text, encoding)
 
 
-def read_source(path: str) -> SourceText:
+def read_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            return handle.read()
     except OSError as exc:
         raise SourceError(exc.strerror or str(exc)) from None
-    return decode(data)
+
+
+def read_source(path: str) -> SourceText:
+    return decode(read_bytes(path))
 
 
 def write_atomic(path: str, data: bytes, durable: bool = True) -> None:

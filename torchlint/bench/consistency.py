@@ -1,4 +1,5 @@
-"""Lint consistency: before.py is flagged with the rule, after.py is not, and fixing one gives the other."""
+"""Lint consistency: before.py is flagged with the rule, after.py and workload.py are not, and
+fixing before.py gives after.py."""
 
 from __future__ import annotations
 
@@ -10,21 +11,24 @@ from torchlint.linter import LintResult, lint_text
 from torchlint.rules.base import Rule
 
 
-def lint_problem(rule: Type[Rule], before: str, after: str) -> Optional[str]:
-    """What is inconsistent between the rule and its fixture texts, or None."""
+def lint_problem(rule: Type[Rule], before: str, after: str, workload: Optional[str] = None) -> Optional[str]:
+    """What is inconsistent between the rule and its fixture texts (``workload``: None when
+    the fixture has no workload.py), or None."""
 
     def lint(text: str, name: str) -> LintResult:
         return lint_text(text, name, [rule])
 
-    before_result, after_result = lint(before, "before.py"), lint(after, "after.py")
-    for name, result in (("before.py", before_result), ("after.py", after_result)):
+    texts = {"before.py": before, "after.py": after, "workload.py": workload}
+    results = {name: lint(text, name) for name, text in texts.items() if text is not None}
+    for name, result in results.items():
         if result.errors or not result.parsed:
             return f"{name} cannot be linted: {(result.errors or [result.diagnostics[0].message])[0]}"
-    if not any(d.code == rule.code for d in before_result.diagnostics):
+    if not any(d.code == rule.code for d in results.pop("before.py").diagnostics):
         return f"before.py is not flagged with {rule.code}"
-    flagged = [d.line for d in after_result.diagnostics if d.code == rule.code]
-    if flagged:
-        return f"after.py is still flagged with {rule.code} (line {flagged[0]})"
+    for name, result in results.items():
+        flagged = [d.line for d in result.diagnostics if d.code == rule.code]
+        if flagged:
+            return f"{name} is flagged with {rule.code} (line {flagged[0]})"
     if rule.fix:
         fixed = fix_text(before, lambda text: lint(text, "before.py"), unsafe=rule.fix == "unsafe").text
         if fixed != after:

@@ -1,16 +1,18 @@
-"""Fixture pairs on disk (``<root>/<CODE>/before.py``, ``after.py``) and what they require."""
+"""Fixture pairs on disk (``<root>/<CODE>/before.py``, ``after.py``, optional ``workload.py``) and what they require."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Optional
+from typing import Iterator, Optional
 
 DEFAULT_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "fixtures")
 SIDES = ("before", "after")
+WORKLOAD = "workload"  # the module name fixtures import their shared part under
 
 
 @dataclass(frozen=True)
@@ -25,14 +27,43 @@ class Fixture:
         with open(self.path(side), encoding="utf-8") as handle:
             return handle.read()
 
+    def has_workload(self) -> bool:
+        return os.path.isfile(self.path(WORKLOAD))
+
     def load(self, side: str) -> ModuleType:
-        """Import ``side``.py afresh, registered under a unique name (so workers can unpickle it)."""
+        """Import ``side``.py afresh, with ``import workload`` bound to a fresh import of this
+        fixture's own workload.py (to nothing when it has none) while it runs.
+
+        Both are registered under names unique to the fixture and side, so two fixtures'
+        workloads never meet in ``sys.modules`` and DataLoader workers can unpickle them.
+        """
         name = f"torchlint_fixture_{self.code}_{side}"
-        spec = importlib.util.spec_from_file_location(name, self.path(side))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        return module
+        workload = _import(f"{name}_{WORKLOAD}", self.path(WORKLOAD)) if self.has_workload() else None
+        with _bound_as(WORKLOAD, workload):
+            return _import(name, self.path(side))
+
+
+def _import(name: str, path: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextmanager
+def _bound_as(name: str, module: Optional[ModuleType]) -> Iterator[None]:
+    """``import name`` gives ``module`` inside the block (None: raises ImportError); restored after."""
+    missing = object()
+    saved = sys.modules.get(name, missing)
+    sys.modules[name] = module
+    try:
+        yield
+    finally:
+        if saved is missing:
+            del sys.modules[name]
+        else:
+            sys.modules[name] = saved
 
 
 def find(root: str, code: str) -> Optional[Fixture]:

@@ -10,7 +10,7 @@ import torch
 
 from torchlint.bench.compare import outputs_agree
 from torchlint.bench.consistency import lint_problem
-from torchlint.bench.fixtures import SIDES, Fixture, Requirements, available_cpus, find
+from torchlint.bench.fixtures import SIDES, WORKLOAD, Fixture, Requirements, available_cpus, find
 from torchlint.bench.timing import Side, Timing, measure
 from torchlint.rules.base import Rule
 
@@ -81,6 +81,8 @@ def bench(
     try:
         on_phase("lint")
         texts = [_call(f"{side}.py", "reading", lambda s=side: fixture.text(s)) for side in SIDES]
+        if fixture.has_workload():
+            texts.append(_call(f"{WORKLOAD}.py", "reading", lambda: fixture.text(WORKLOAD)))
         problem = lint_problem(rule, *texts)
         result.lint_consistent = problem is None
         if problem:
