@@ -1,15 +1,17 @@
 """Regenerate docs/rules/<CODE>.md from the rule classes: python tools/gen_docs.py"""
 
 import os
+import sys
 
-from torchlint.docs import page_path, render
-from torchlint.rules import ALL_RULES
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # document this checkout's rules, not an installed torchlint
 
-DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
+from torchlint.docs import page_path, render  # noqa: E402
+from torchlint.rules import ALL_RULES  # noqa: E402
 
 if __name__ == "__main__":
     for rule in ALL_RULES:
-        path = page_path(DOCS, rule)
+        path = page_path(os.path.join(ROOT, "docs"), rule)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(render(rule))

@@ -584,8 +584,8 @@ class ConstantTensorInHotPath(Rule):
     )
     measured = (
         "CPU (AMD EPYC, 2 cores, 1 torch thread, torch 2.13.0, 2026-11-21, `torchlint bench --device "
-        "cpu --size small --repeat 5`): **1.78x** (13.5 us -> 7.57 us per forward, paired range "
-        "1.73-2.13x) for a module normalising one uint8 32x32 image with the ImageNet mean and std "
+        "cpu --size small --repeat 5`): **1.69x** (12.7 us -> 7.53 us per forward, paired range "
+        "1.69-1.70x) for a module normalising one uint8 32x32 image with the ImageNet mean and std "
         "(`fixtures/TL103`). The gain is a fixed cost per call (the two constants), so on CPU it "
         "shows only for small inputs. Not yet measured on GPU, where each rebuilt constant is also a "
         "blocking host-to-device copy. See [benchmarks](../benchmarks.md)."

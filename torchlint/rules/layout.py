@@ -73,10 +73,10 @@ class NegativeStrideFromNumpy(Rule):
     measured = (
         "Not a timing rule: the code it finds raises `ValueError` (checked with torch 2.13.0 and "
         "numpy 2). `torchlint bench` times the fixture's evaluation path, where no flip happens and "
-        "both sides run, to show what the fix's copy costs: 1.07x (paired range 0.97-1.57x, i.e. no "
+        "both sides run, to show what the fix's copy costs: 1.01x (paired range 0.98-1.03x, i.e. no "
         "effect) for 8 images of 64x64 into a small conv net, CPU (2-core AMD EPYC, one thread, "
         "torch 2.13.0). Plain transposes (`img.transpose(2, 0, 1)` of an HWC image) are deliberately not "
-        "reported. On CPU (2 cores, torch 2.13.0, one thread) making them contiguous measured 0.87-"
+        "reported. In the project's CPU notes (2 cores, torch 2.13.0, one thread; not `torchlint bench`) making them contiguous measured 0.87-"
         "1.00x through a DataLoader, whose collate re-packs the batch anyway, and 0.59-0.64x "
         "(slower) when an NHWC batch viewed as NCHW is fed directly, because that view has exactly "
         "`channels_last` strides and oneDNN runs the whole net faster in that format. A permutation "

@@ -77,8 +77,8 @@ class HostSyncInHotPath(Rule):
     )
     measured = (
         "CPU (AMD EPYC, 2 cores, 1 torch thread, torch 2.13.0, 2026-11-21, `torchlint bench --device "
-        "cpu --size small --repeat 5`): **98x** (1.25 ms -> 12.8 us per call, paired range "
-        "96-131x) for a per-sample L1 loss over a 256x128 batch that accumulates `.item()` row by "
+        "cpu --size small --repeat 5`): **87x** (1.25 ms -> 14.3 us per call, paired range "
+        "76-92x) for a per-sample L1 loss over a 256x128 batch that accumulates `.item()` row by "
         "row, against the vectorised loss (`fixtures/TL201`). On CPU the cost is the per-row "
         "operations; on a GPU each row adds a device-to-host copy and a sync (not yet measured on "
         "GPU). See [benchmarks](../benchmarks.md)."
@@ -278,8 +278,8 @@ class PythonLoopOverTensor(Rule):
     )
     measured = (
         "CPU (AMD EPYC, 2 cores, 1 torch thread, torch 2.13.0, 2026-11-21, `torchlint bench --device "
-        "cpu --size small --repeat 5`): **36x** (4.91 ms -> 137 us per forward, paired range "
-        "30-45x) for a quantiser binning a 64x256 tensor into 8 levels row by row and level by "
+        "cpu --size small --repeat 5`): **35x** (4.90 ms -> 139 us per forward, paired range "
+        "32-37x) for a quantiser binning a 64x256 tensor into 8 levels row by row and level by "
         "level, against one `torch.bucketize` with identical output (`fixtures/TL202`). Not yet "
         "measured on GPU, where every masked write also syncs. See [benchmarks](../benchmarks.md)."
     )
