@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 import libcst as cst
 
@@ -94,6 +94,15 @@ def iter_children(node: cst.CSTNode) -> List[cst.CSTNode]:
                 if item_kind == _NODE:
                     children.append(item)
     return children
+
+
+def descendants(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``root`` and every meaningful node below it (depth-first, order unspecified)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(iter_children(node))
 
 
 Handler = Callable[[cst.CSTNode], None]

@@ -19,7 +19,7 @@ from torchlint.context.scopes import MODEL, STEP, Scope, function_hotness, is_tr
 from torchlint.context.tensors import (
     HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TensorInference, dimension_source, parameter_kind, shape_source,
 )
-from torchlint.walker import iter_children
+from torchlint.walker import descendants
 
 __all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "MODEL", "STEP", "dotted_name"]
 
@@ -341,18 +341,12 @@ class FileContext:
 
 
 def _uses_member(root: cst.CSTNode, name: str, members: FrozenSet[str]) -> bool:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if (
-            isinstance(node, cst.Attribute)
-            and node.attr.value in members
-            and isinstance(node.value, cst.Name)
-            and node.value.value == name
-        ):
-            return True
-        stack.extend(iter_children(node))
-    return False
+    return any(
+        isinstance(node, cst.Attribute)
+        and node.attr.value in members
+        and _is_name(node.value, name)
+        for node in descendants(root)
+    )
 
 
 def _is_name(node: cst.CSTNode, name: str) -> bool:
@@ -360,14 +354,8 @@ def _is_name(node: cst.CSTNode, name: str) -> bool:
 
 
 def _writes_into(root: cst.CSTNode, name: str) -> bool:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        target = None
-        if isinstance(node, cst.AssignTarget):
-            target = node.target
-        elif isinstance(node, cst.AugAssign):
-            target = node.target
+    for node in descendants(root):
+        target = node.target if isinstance(node, (cst.AssignTarget, cst.AugAssign)) else None
         if isinstance(target, cst.Subscript) and _is_name(target.value, name):
             return True
         if (
@@ -378,21 +366,14 @@ def _writes_into(root: cst.CSTNode, name: str) -> bool:
             and not node.func.attr.value.startswith("_")
         ):
             return True
-        stack.extend(iter_children(node))
     return False
 
 
 def _type_tested(root: cst.CSTNode, name: str) -> bool:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
-            and node.func.value == "isinstance"
-            and node.args
-            and _is_name(node.args[0].value, name)
-        ):
-            return True
-        stack.extend(iter_children(node))
-    return False
+    return any(
+        isinstance(node, cst.Call)
+        and _is_name(node.func, "isinstance")
+        and node.args
+        and _is_name(node.args[0].value, name)
+        for node in descendants(root)
+    )

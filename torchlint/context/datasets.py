@@ -14,6 +14,7 @@ from typing import Dict, FrozenSet, Iterable, Optional
 import libcst as cst
 
 from torchlint.context.imports import dotted_name
+from torchlint.walker import descendants
 
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
 _TEST_IMPORTS = ("pytest", "unittest")
@@ -46,9 +47,7 @@ def _method(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
 
 def _changes(root: cst.CSTNode, owners: FrozenSet[str]) -> bool:
     """Does ``root`` call a method of, or assign an attribute of, one of ``owners`` (dotted names)?"""
-    stack = [root]
-    while stack:
-        node = stack.pop()
+    for node in descendants(root):
         changed = None
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
             changed = node.func.value
@@ -56,7 +55,6 @@ def _changes(root: cst.CSTNode, owners: FrozenSet[str]) -> bool:
             changed = node.target.value
         if changed is not None and dotted_name(changed) in owners:
             return True
-        stack.extend(node.children)
     return False
 
 
@@ -72,13 +70,7 @@ def _loop_bodies(root: cst.CSTNode) -> Iterable[cst.CSTNode]:
 
 
 def _has_call(root: cst.CSTNode) -> bool:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call):
-            return True
-        stack.extend(node.children)
-    return False
+    return any(isinstance(node, cst.Call) for node in descendants(root))
 
 
 class DatasetFacts:

@@ -10,7 +10,7 @@ from torchlint.context import MODEL, TENSOR
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.rules.base import Invalid, Rule
 from torchlint.rules.calls import method_call, positional
-from torchlint.walker import iter_children
+from torchlint.walker import descendants
 
 _SYNC_METHODS = ("item", "tolist", "cpu", "numpy")
 _SYNC_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
@@ -381,7 +381,7 @@ class PythonLoopOverTensor(Rule):
     def _walks_tensor(self, iterable: cst.BaseExpression, target: cst.BaseExpression, body) -> bool:
         if self.ctx.in_definition():
             return False
-        nodes = [node for part in body for node in _descendants(part)]
+        nodes = [node for part in body for node in descendants(part)]
         variable = target.value if isinstance(target, cst.Name) else ""
         if any(self._is_tensor_rows(candidate) for candidate in _iterated(self.ctx, iterable)):
             return not _recurrence(self.ctx, nodes, variable)  # `for x_t in x.unbind(1): h = cell(x_t, h)`
@@ -419,7 +419,7 @@ class PythonLoopOverTensor(Rule):
         return any(
             isinstance(inner, cst.Name) and inner.value == variable
             for element in node.slice
-            for inner in _descendants(element)
+            for inner in descendants(element)
         )
 
 
@@ -455,7 +455,7 @@ def _names_in_target(target: cst.BaseExpression) -> Iterable[str]:
 
 
 def _names(node: cst.CSTNode) -> Iterable[str]:
-    return (n.value for n in _descendants(node) if isinstance(n, cst.Name))
+    return (n.value for n in descendants(node) if isinstance(n, cst.Name))
 
 
 def _iterated(ctx, iterable: cst.BaseExpression) -> List[cst.BaseExpression]:
@@ -475,11 +475,3 @@ def _range_stop(ctx, iterable: cst.BaseExpression) -> Optional[cst.BaseExpressio
     if len(args) != len(iterable.args) or not 1 <= len(args) <= 2:
         return None  # with a step, the loop walks chunks (`range(0, n, chunk)`), not elements
     return args[0].value if len(args) == 1 else args[1].value
-
-
-def _descendants(root: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(iter_children(node))

@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.context import TENSOR
 from torchlint.context.scopes import Scope, is_training_step_call
 from torchlint.rules.base import Invalid, Rule
-from torchlint.walker import iter_children
+from torchlint.walker import descendants
 
 _TIMERS = frozenset(
     "time.time time.perf_counter time.monotonic time.time_ns time.perf_counter_ns time.monotonic_ns "
@@ -202,10 +202,7 @@ def _assigned_name(parent: Optional[cst.CSTNode], node: cst.Call) -> Optional[st
 
 def _assigns(root: cst.CSTNode, name: str) -> bool:
     """Does ``root`` assign ``name`` (``name = ...``)?"""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name:
-            return True
-        stack.extend(iter_children(node))
-    return False
+    return any(
+        isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name
+        for node in descendants(root)
+    )
