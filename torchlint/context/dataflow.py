@@ -10,7 +10,7 @@ assignment. An opaque rebinding (a loop target, ``x += 1``, tuple unpacking) is 
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -32,6 +32,15 @@ class Assignments:
             if before is None or order < before:
                 return value
         return None
+
+
+def target_names(target: cst.BaseExpression) -> Iterator[str]:
+    """The plain names an assignment or loop target binds (``a``, ``a, (b, c)``; not ``*rest``)."""
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from target_names(element.value)
 
 
 def self_attributes(cls: cst.ClassDef) -> Dict[str, Optional[cst.BaseExpression]]:

@@ -7,6 +7,7 @@ from typing import Dict, Optional, Tuple
 import libcst as cst
 
 from torchlint.context import dotted_name
+from torchlint.context.dataflow import target_names
 from torchlint.rules.base import Invalid, Replacement, Rule
 from torchlint.rules.calls import code_in_block, has_star_args, keyword, literal_value, positional, with_keyword
 from torchlint.rules.device import device_move
@@ -55,14 +56,6 @@ def iterated_loader(ctx, iterable: cst.BaseExpression) -> Optional[cst.Call]:
     return None
 
 
-def _bound_names(target: cst.BaseExpression):
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _bound_names(element.value)
-
-
 def _batch_of_element(ancestors, name: str) -> Optional[str]:
     """The batch ``b`` whose elements ``name`` walks in an enclosing comprehension:
     ``{k: v.to(device) for k, v in b.items()}``, ``tuple(t.cuda() for t in b)``."""
@@ -70,7 +63,7 @@ def _batch_of_element(ancestors, name: str) -> Optional[str]:
         if not isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             continue
         comp = node.for_in
-        if name not in set(_bound_names(comp.target)):
+        if name not in set(target_names(comp.target)):
             continue
         source = comp.iter
         if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and not source.args:
@@ -454,7 +447,7 @@ class BatchesNotPinned(Rule):
     def visit_For(self, node: cst.For) -> None:
         loader = iterated_loader(self.ctx, node.iter)
         if loader is not None and self.ctx.uses_cuda and not self.ctx.is_test_module:
-            self._loops.append((node, frozenset(_bound_names(node.target)), loader))
+            self._loops.append((node, frozenset(target_names(node.target)), loader))
 
     def leave_For(self, node: cst.For) -> None:
         if self._loops and self._loops[-1][0] is node:

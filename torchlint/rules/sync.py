@@ -7,6 +7,7 @@ from typing import Iterable, List, Optional
 import libcst as cst
 
 from torchlint.context import MODEL, TENSOR
+from torchlint.context.dataflow import target_names
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.rules.base import Invalid, Rule
 from torchlint.rules.calls import method_call, positional
@@ -430,7 +431,7 @@ def _recurrence(ctx, nodes: List[cst.CSTNode], variable: str) -> bool:
     assigned = set()  # names the body rebinds that already held a value before the loop
     for node in nodes:
         if isinstance(node, cst.AssignTarget):
-            assigned.update(name for name in _names_in_target(node.target) if ctx.bound(name))
+            assigned.update(name for name in target_names(node.target) if ctx.bound(name))
     for node in nodes:
         if isinstance(node, cst.Call) and not (ctx.qualname(node.func) or "").startswith("torch."):
             if any(name in assigned for arg in node.args for name in _names(arg.value)):
@@ -444,14 +445,6 @@ def _recurrence(ctx, nodes: List[cst.CSTNode], variable: str) -> bool:
         ):
             return True
     return False
-
-
-def _names_in_target(target: cst.BaseExpression) -> Iterable[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _names_in_target(element.value)
 
 
 def _names(node: cst.CSTNode) -> Iterable[str]:
