@@ -64,6 +64,3 @@ def fix_text(text: str, lint: Callable[[str], LintResult], unsafe: bool) -> FixO
         outcome.text, outcome.result, result = new_text, new_result, new_result
         outcome.applied += applied
     return outcome
-
-
-

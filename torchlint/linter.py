@@ -67,7 +67,7 @@ def lint_text(
         return result
     while True:
         try:
-            findings, context = _run_rules(module, active, hot_functions, path)
+            findings = _run_rules(module, active, hot_functions, path)
             break
         except _RuleFailed as failure:
             result.errors.append(str(failure))
@@ -87,7 +87,7 @@ def lint_text(
 
 def _run_rules(
     module: cst.Module, rule_types: Sequence[Type[Rule]], hot_functions: FrozenSet[str], path: str = ""
-):
+) -> List[Finding]:
     context = FileContext(module, hot_functions, path)
     findings: List[Finding] = []
     seen = set()
@@ -107,7 +107,7 @@ def _run_rules(
     except Exception as error:  # a rule's hook raised: find which, report it, go on without it
         raise _RuleFailed(_culprit(error, rules), error) from error
     context.settle()
-    return findings, context
+    return findings
 
 
 def _culprit(error: BaseException, rules: List[Rule]) -> Rule:
