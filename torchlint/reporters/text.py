@@ -44,7 +44,9 @@ def report_text(diagnostics: List[Diagnostic], stream: TextIO, color: bool = Fal
         console.print(
             f"[bold]{escape(location(d))}[/]: [bold red]{d.code}[/]{marker} {escape(d.message)}"
         )
-        lines = sources.setdefault(d.path, _read_lines(d.path)) if d.cell is None else []
+        if d.cell is None and d.path not in sources:
+            sources[d.path] = _read_lines(d.path)
+        lines = sources[d.path] if d.cell is None else []
         if 0 < d.line <= len(lines):
             text = lines[d.line - 1].rstrip("\r\n")
             width = max(1, (d.end_column - d.column) if d.end_line == d.line else len(text) - d.column + 1)
