@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections import Counter
+from dataclasses import replace
 from typing import List, Optional, Sequence, TextIO
 
 from torchlint import __version__
@@ -106,13 +107,7 @@ def _settings(args: argparse.Namespace) -> Settings:
                  "ignore": settings.ignore + tuple(args.ignore)}
     if args.select:
         overrides["select"] = tuple(args.select)
-    return _replace(settings, **overrides)
-
-
-def _replace(settings: Settings, **changes) -> Settings:
-    from dataclasses import replace
-
-    return replace(settings, **changes)
+    return replace(settings, **overrides)
 
 
 def _check_command(argv: List[str]) -> int:
@@ -188,7 +183,7 @@ def _summary(diagnostics: List[Diagnostic], fixed: int, mode: str, out: TextIO, 
     count = len(diagnostics)
     out.write(f"Found {count} finding{'s' * (count != 1)}.\n")
     fixable = [d for d in diagnostics if d.fix]
-    safe = sum(1 for d in fixable if d.fix.applicability == "safe")
+    safe = sum(1 for d in fixable if safely_fixable(d))
     if safe and mode == CHECK:
         out.write(f"[*] {safe} fixable with `torchlint --fix`.\n")
     if len(fixable) > safe:
