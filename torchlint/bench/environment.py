@@ -8,7 +8,7 @@ from typing import Any, Dict
 
 import torch
 
-from torchlint.bench.fixtures import available_cpus
+from torchlint.runner import available_cpus
 
 
 def device_name(device: torch.device) -> str:

@@ -97,10 +97,3 @@ class Requirements:
         if self.cpus > cpus:
             return f"needs {self.cpus} CPU cores ({cpus} here): {self.reason}"
         return None
-
-
-def available_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1

@@ -10,9 +10,10 @@ import torch
 
 from torchlint.bench.compare import outputs_agree
 from torchlint.bench.consistency import lint_problem
-from torchlint.bench.fixtures import SIDES, WORKLOAD, Fixture, Requirements, available_cpus, find
+from torchlint.bench.fixtures import SIDES, WORKLOAD, Fixture, Requirements, find
 from torchlint.bench.timing import Side, Timing, measure
 from torchlint.rules.base import Rule
+from torchlint.runner import available_cpus
 
 MEASURED, SKIPPED, FAILED = "measured", "skipped", "failed"
 
