@@ -13,11 +13,10 @@ from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
-from torchlint.context.tensors import HOST, TENSOR
+from torchlint.context.tensors import HOST, IDENTITY_OPS, TENSOR
 
 # Methods after which the value is no longer a plain host tensor: moves and host exports.
 _LEAVES_HOST = frozenset("to cuda type_as cpu numpy tolist item".split())
-_IDENTITY_OPS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ def follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable, 
             if kind(other) == TENSOR:
                 return Flow(other, current, parent)
         elif isinstance(parent, cst.Comparison):
-            if any(isinstance(c.operator, _IDENTITY_OPS) for c in parent.comparisons):
+            if any(isinstance(c.operator, IDENTITY_OPS) for c in parent.comparisons):
                 return Flow(None, current, parent)
             others = [parent.left, *(c.comparator for c in parent.comparisons)]
             met = _tensor_among(kind, (o for o in others if o is not current))

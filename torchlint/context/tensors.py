@@ -126,7 +126,8 @@ class TensorInference:
         if isinstance(node, cst.Subscript):
             if shape_source(node.value, self.kind) is not None:
                 return NOT  # x.shape[0], x.size()[1:]
-            return self.kind(node.value) if self.kind(node.value) in (TENSOR, HOST) else None
+            inner = self.kind(node.value)
+            return inner if inner in (TENSOR, HOST) else None
         if isinstance(node, cst.BinaryOperation):
             return _combine(self.kind(node.left), self.kind(node.right))
         if isinstance(node, cst.UnaryOperation):
@@ -227,17 +228,17 @@ def shape_source(node: cst.BaseExpression, kind: Callable) -> Optional[cst.BaseE
     return owner if kind(owner) in (TENSOR, HOST) else None
 
 
-_IDENTITY_OPS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
+# Comparisons whose result is a plain Python bool, even between tensors.
+IDENTITY_OPS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 
 
 def _comparison_kind(inference: TensorInference, node: cst.Comparison) -> Optional[str]:
-    if any(isinstance(target.operator, _IDENTITY_OPS) for target in node.comparisons):
+    if any(isinstance(target.operator, IDENTITY_OPS) for target in node.comparisons):
         return NOT  # `x is None`, `k in d`: plain Python booleans
     operands = [node.left, *(target.comparator for target in node.comparisons)]
     if any(isinstance(operand, cst.BaseString) for operand in operands):
         return NOT  # `mode == "train"`: no tensor is compared with a string
-    kinds = [inference.kind(node.left)] + [inference.kind(t.comparator) for t in node.comparisons]
     result = None
-    for kind in kinds:
-        result = _combine(result, kind)
+    for operand in operands:
+        result = _combine(result, inference.kind(operand))
     return result
