@@ -253,10 +253,8 @@ class FileContext:
         self._pop()
 
     def visit_For(self, node: cst.For) -> None:
-        if isinstance(node.target, cst.Tuple) and self._bind_zipped(node.target, node.iter):
-            pass
-        else:
-            self._bind_target(node.target, TENSOR if self.tensor_kind(node.iter) in (TENSOR, HOST) else None)
+        if not (isinstance(node.target, cst.Tuple) and self._bind_zipped(node.target, node.iter)):
+            self._bind_target(node.target, self._element_kind(node.iter))
         self._push(Scope("loop", "for", self.scope, node))
 
     def leave_For(self, node: cst.For) -> None:
@@ -317,6 +315,7 @@ class FileContext:
         return True
 
     def _element_kind(self, iterable: cst.BaseExpression) -> Optional[str]:
+        """What iterating ``iterable`` yields: a tensor's (or a host tensor's) rows are tensors."""
         return TENSOR if self.tensor_kind(iterable) in (TENSOR, HOST) else None
 
     def _bind_target(
