@@ -81,7 +81,7 @@ class Rule:
     ) -> None:
         """Report ``node``. With ``hot_only`` it counts only if the current scope is hot;
         with ``hot_when``, only if it is hot and ``hot_when(scope)`` holds once the file is
-        settled (e.g. ``lambda scope: scope.hot_kind_of() == MODEL``)."""
+        settled (e.g. ``context.scopes.in_model_code``)."""
         self._sink(
             Finding(
                 self,

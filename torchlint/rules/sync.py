@@ -6,7 +6,7 @@ from typing import Iterable, List, Optional
 
 import libcst as cst
 
-from torchlint.context import MODEL, TENSOR
+from torchlint.context import TENSOR
 from torchlint.context.dataflow import target_names
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.rules.base import Invalid, Rule
@@ -25,7 +25,7 @@ def _per_call_or_per_element(repeats: bool):
     """Keep a sync in model code always; in step code only where it repeats per element."""
 
     def keep(scope: Scope) -> bool:
-        return scope.hot_kind_of() == MODEL or repeats or scope.repeats_within_hot()
+        return in_model_code(scope) or repeats or scope.repeats_within_hot()
 
     return keep
 
