@@ -27,9 +27,12 @@ def main() -> int:
     counts = collections.Counter(d["code"] for d in findings)
     for code, count in sorted(counts.items()):
         print(f"{code}: {count}")
+    sources = {}  # path -> its lines, read once however many findings it has
     for d in findings:
-        with open(d["path"], encoding="utf-8", errors="replace") as handle:
-            line = handle.read().splitlines()[d["line"] - 1].strip()
+        if d["path"] not in sources:
+            with open(d["path"], encoding="utf-8", errors="replace") as handle:
+                sources[d["path"]] = handle.read().splitlines()
+        line = sources[d["path"]][d["line"] - 1].strip()
         print(f"{d['path']}:{d['line']}: {d['code']} | {line}")
     sys.stderr.write(proc.stderr)
     return 0
