@@ -67,7 +67,7 @@ def lint_text(
         return result
     while True:
         try:
-            findings = _run_rules(module, active, hot_functions, path)
+            findings = _run_rules(module, text, active, hot_functions, path)
             break
         except _RuleFailed as failure:
             result.errors.append(str(failure))
@@ -86,9 +86,9 @@ def lint_text(
 
 
 def _run_rules(
-    module: cst.Module, rule_types: Sequence[Type[Rule]], hot_functions: FrozenSet[str], path: str = ""
+    module: cst.Module, text: str, rule_types: Sequence[Type[Rule]], hot_functions: FrozenSet[str], path: str = ""
 ) -> List[Finding]:
-    context = FileContext(module, hot_functions, path)
+    context = FileContext(module, text, hot_functions, path)
     findings: List[Finding] = []
     seen = set()
 

@@ -25,8 +25,11 @@ __all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "MODEL", "STEP", "do
 
 
 class FileContext:
-    def __init__(self, module: cst.Module, hot_functions: FrozenSet[str] = frozenset(), path: str = "") -> None:
+    def __init__(
+        self, module: cst.Module, text: str, hot_functions: FrozenSet[str] = frozenset(), path: str = ""
+    ) -> None:
         self.module = module
+        self.text = text  # the source ``module`` was parsed from
         self.path = path
         self.imports = ImportTable()
         self.ancestors: List[cst.CSTNode] = []
@@ -86,7 +89,7 @@ class FileContext:
     def uses_cuda(self) -> bool:
         """The file moves data to, or queries, a CUDA device somewhere."""
         if self._uses_cuda is None:
-            self._uses_cuda = uses_cuda(self.module.code)
+            self._uses_cuda = uses_cuda(self.text)
         return self._uses_cuda
 
     @property
