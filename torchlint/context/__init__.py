@@ -8,7 +8,7 @@ re-deriving the answers.
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
@@ -121,11 +121,7 @@ class FileContext:
 
     def uses_member(self, name: str, members: FrozenSet[str]) -> bool:
         """Does the current function use ``name.<member>`` for one of ``members``?"""
-        function = self.scope.function
-        key = (id(function), name, members)
-        if key not in self._evidence:
-            self._evidence[key] = function.node is not None and _uses_member(function.node, name, members)
-        return self._evidence[key]
+        return self._function_fact((name, members), lambda body: _uses_member(body, name, members))
 
     def surely_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A ``TENSOR`` with more evidence than a parameter's name: a name used like a tensor
@@ -164,21 +160,14 @@ class FileContext:
     def written_into(self, name: str) -> bool:
         """Is ``name`` filled in place in the current function (``name[i] = v``,
         ``name[i] += v``, ``name.fill_(v)``)?"""
-        function = self.scope.function
-        key = (id(function), name, "written")
-        if key not in self._evidence:
-            self._evidence[key] = function.node is not None and _writes_into(function.node, name)
-        return self._evidence[key]
+        return self._function_fact((name, "written"), lambda body: _writes_into(body, name))
 
     def used_as_tensor(self, name: str) -> bool:
         """Is ``name`` used with a member only tensors have (``x.shape``, ``x.view(...)``) in
         the current function, and not type-tested (``isinstance(x, ...)``: code that takes
         tensors or collections)? Tells a tensor from a list of tensors."""
-        function = self.scope.function
-        key = (id(function), name, "isinstance")
-        if key not in self._evidence:
-            self._evidence[key] = function.node is not None and _type_tested(function.node, name)
-        return not self._evidence[key] and self.uses_member(name, TENSOR_ONLY_MEMBERS)
+        type_tested = self._function_fact((name, "isinstance"), lambda body: _type_tested(body, name))
+        return not type_tested and self.uses_member(name, TENSOR_ONLY_MEMBERS)
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:
@@ -200,6 +189,14 @@ class FileContext:
     def settle(self) -> None:
         """Resolve hotness that depends on the whole file (helpers of hot functions)."""
         settle_helpers(self.module_scope, self._functions)
+
+    def _function_fact(self, question: tuple, answer: Callable[[cst.CSTNode], bool]) -> bool:
+        """``answer`` about the current function's whole definition, computed once per function."""
+        function = self.scope.function
+        key = (id(function), *question)
+        if key not in self._evidence:
+            self._evidence[key] = function.node is not None and answer(function.node)
+        return self._evidence[key]
 
     # ---- the traversal ---------------------------------------------------------------
     def _name_kind(self, name: str) -> Optional[str]:
