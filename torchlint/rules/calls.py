@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -15,7 +15,8 @@ def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
     return None
 
 
-def positional(call: cst.Call):
+def positional(call: cst.Call) -> List[cst.Arg]:
+    """The plain positional arguments (no keywords, no ``*args``/``**kwargs``)."""
     return [arg for arg in call.args if arg.keyword is None and not arg.star]
 
 
@@ -59,9 +60,7 @@ def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Ca
 
 def literal_value(node: cst.BaseExpression):
     """The Python value of a simple literal (int, float, str, True/False/None), else a sentinel."""
-    if isinstance(node, cst.Integer) or isinstance(node, cst.Float):
-        return node.evaluated_value
-    if isinstance(node, cst.SimpleString):
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
         return node.evaluated_value
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[node.value]
