@@ -2,25 +2,15 @@
 with ``# expect: TLnnn`` and every marker must be found; a false positive or a miss fails."""
 
 import os
-import re
 
 import pytest
 
 from torchlint.linter import lint_text
 from torchlint.rules import ALL_RULES
+from torchlint.rules.base import expected_findings
 
 REALISTIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "realistic")
 PROGRAMS = sorted(name for name in os.listdir(REALISTIC) if name.endswith(".py"))
-_MARKER = re.compile(r"#\s*expect:\s*(TL\d{3}(?:[\s,]+TL\d{3})*)")
-
-
-def expected_findings(text):
-    expected = set()
-    for number, line in enumerate(text.splitlines(), start=1):
-        marker = _MARKER.search(line)
-        if marker:
-            expected.update((number, code) for code in re.findall(r"TL\d{3}", marker.group(1)))
-    return expected
 
 
 def test_marker_syntax_is_recognised():

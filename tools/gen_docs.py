@@ -1,4 +1,4 @@
-"""Regenerate docs/rules/<CODE>.md from the rule classes: python tools/gen_docs.py"""
+"""Regenerate docs/rules/<CODE>.md and docs/benchmarks.md from the code: python tools/gen_docs.py"""
 
 import os
 import sys
@@ -6,13 +6,18 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # document this checkout's rules, not an installed torchlint
 
-from torchlint.docs import page_path, render  # noqa: E402
+from torchlint.docs import benchmarks_page, page_path, render  # noqa: E402
 from torchlint.rules import ALL_RULES  # noqa: E402
+
+
+def write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    print(path)
+
 
 if __name__ == "__main__":
     for rule in ALL_RULES:
-        path = page_path(os.path.join(ROOT, "docs"), rule)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(render(rule))
-        print(path)
+        write(page_path(os.path.join(ROOT, "docs"), rule), render(rule))
+    write(os.path.join(ROOT, "docs", "benchmarks.md"), benchmarks_page())

@@ -23,14 +23,9 @@ from torchlint.reporters.text import safely_fixable
 from torchlint.rules import ALL_RULES, RULES_BY_CODE
 from torchlint.progress import progress_bar
 from torchlint.runner import CHECK, DIFF, FIX, Options, available_cpus, run
+from torchlint.usage import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, Parser
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 KNOWN_CODES = [SYNTAX_ERROR, *RULES_BY_CODE]
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit 2 with one line, like every usage error
-        raise ConfigError(message)
 
 
 def _codes(value: str) -> List[str]:
@@ -44,7 +39,7 @@ def _positive(value: str) -> int:
 
 
 def check_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="torchlint",
         description="Find and fix PyTorch performance anti-patterns. "
         "Other commands: `torchlint rules`, `torchlint explain CODE`, `torchlint clean`, `torchlint bench`.",
@@ -191,7 +186,7 @@ def _summary(diagnostics: List[Diagnostic], fixed: int, mode: str, out: TextIO, 
 
 
 def _rules_command(argv: List[str]) -> int:
-    parser = _Parser(prog="torchlint rules", description="List every rule.")
+    parser = Parser(prog="torchlint rules", description="List every rule.")
     parser.add_argument("--format", choices=["text", "json"], default="text", dest="output_format")
     args = parser.parse_args(argv)
     if args.output_format == "json":
@@ -215,7 +210,7 @@ def _rules_command(argv: List[str]) -> int:
 
 
 def _explain_command(argv: List[str]) -> int:
-    parser = _Parser(prog="torchlint explain", description="Show a rule's documentation.")
+    parser = Parser(prog="torchlint explain", description="Show a rule's documentation.")
     parser.add_argument("code")
     args = parser.parse_args(argv)
     rule = RULES_BY_CODE.get(args.code.upper())
@@ -232,7 +227,7 @@ def _explain_command(argv: List[str]) -> int:
 
 
 def _clean_command(argv: List[str]) -> int:
-    parser = _Parser(prog="torchlint clean", description="Remove torchlint's cache directory.")
+    parser = Parser(prog="torchlint clean", description="Remove torchlint's cache directory.")
     parser.add_argument("--cache-dir", help=f"the cache to remove (default: {DEFAULT_DIRECTORY} in the project root)")
     parser.add_argument("--config", help="pyproject.toml whose project root holds the cache")
     args = parser.parse_args(argv)

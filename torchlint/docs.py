@@ -1,27 +1,54 @@
-"""A rule's documentation page, rendered from the rule class itself."""
+"""Documentation rendered from the code: each rule's page, and the benchmarks page."""
 
 from __future__ import annotations
 
 import os
-from typing import Type
+from typing import List, Optional, Type
 
+from torchlint.bench.results import Document, committed, markdown, measured
 from torchlint.rules.base import Rule
 
 FIX_LABELS = {"safe": "safe fix available", "unsafe": "unsafe fix available (`--unsafe-fixes`)", None: "no fix"}
 
+BENCHMARKS_INTRO = """# Benchmarks
 
-def render(rule: Type[Rule]) -> str:
+What `torchlint bench` measured for each rule's fixture pair (`fixtures/<CODE>/`): the
+median time per call of `before.py` and `after.py`, and the speedup before / after. How
+the harness works and how to read the columns: [harness.md](harness.md).
+
+This page is generated (`python tools/gen_docs.py`) from the results committed in
+`torchlint/bench/results/<device>.json`, each the `--json` output of one real run named
+below; the rule pages' *Measured* sections come from the same files. A rule whose
+fixture was `skipped` has no figure on that machine: its effect needs hardware the
+machine lacks, so it was not timed.
+"""
+
+
+def render(rule: Type[Rule], documents: Optional[List[Document]] = None) -> str:
+    """The rule's page (``docs/rules/<CODE>.md``, ``torchlint explain``)."""
+    documents = committed() if documents is None else documents
     sections = [
         f"# {rule.code} {rule.name}",
-        f"> {rule.message}\n>\n> Fix: {FIX_LABELS[rule.fix]}.",
+        f"> {rule.message}\n>\n> Fix: {FIX_LABELS[rule.fix]}. Source: `{rule.source_file()}`; "
+        f"fixture: `fixtures/{rule.code}/`.",
         f"## What it does\n\n{rule.what}",
         f"## Why is it slow\n\n{rule.why}",
-        f"## Example\n\n```python\n{rule.example}\n```",
-        f"## Use instead\n\n```python\n{rule.use_instead}\n```",
+        f"## Example\n\n```python\n{rule.example.source}```",
+        f"## Use instead\n\n```python\n{rule.use_instead.source}```",
         f"## Fix safety\n\n{rule.fix_safety}",
-        f"## Measured\n\n{rule.measured}",
+        f"## Measured\n\n{measured(rule.code, documents)}",
     ]
     return "\n\n".join(sections) + "\n"
+
+
+def benchmarks_page(documents: Optional[List[Document]] = None) -> str:
+    """``docs/benchmarks.md``: every committed run."""
+    documents = committed() if documents is None else documents
+    sections = [BENCHMARKS_INTRO] + [markdown(document) for document in documents]
+    if not any(document["device"] == "cuda" for document in documents):
+        sections.append("## GPU\n\nNot yet measured on GPU: no GPU has been available to the project so far, "
+                        "so the fixtures that need CUDA have no GPU figure, and none is estimated here.\n")
+    return "\n".join(sections)
 
 
 def page_path(docs_dir: str, rule: Type[Rule]) -> str:

@@ -12,8 +12,8 @@ import re
 from typing import Dict, Iterable, List, Set, Tuple
 
 import libcst as cst
-from libcst._position import CodePosition, CodeRange
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+from torchlint.libcst_internals import CodePosition, CodeRange, PositionProvidingCodegenState, generate
 
 Span = Tuple[Tuple[int, int], Tuple[int, int]]  # ((line, col), (line, col)); col 0-based
 
@@ -77,7 +77,7 @@ class Positions:
                 provider=self._recorder,
             )
             try:
-                self._module._codegen(state)
+                generate(self._module, state)
             except _AllFound:
                 pass
         return self._recorder

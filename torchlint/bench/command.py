@@ -9,16 +9,16 @@ import sys
 from contextlib import nullcontext
 from typing import List, Optional, Sequence, Type
 
-from torchlint.cli import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, _Parser
 from torchlint.config import ConfigError
 from torchlint.rules import ALL_RULES
 from torchlint.rules.base import Rule
+from torchlint.usage import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, Parser
 
 
-def parser() -> _Parser:
+def parser() -> Parser:
     from torchlint.bench.fixtures import DEFAULT_ROOT
 
-    parser = _Parser(prog="torchlint bench",
+    parser = Parser(prog="torchlint bench",
                      description="Check and time each rule's fixture pair (before.py, after.py).")
     parser.add_argument("codes", nargs="*", metavar="CODE", help="rule codes or prefixes (default: every rule)")
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
@@ -82,6 +82,7 @@ def _run(args, rules: List[Type[Rule]], device) -> int:
     from torchlint.bench import report
     from torchlint.bench.environment import describe
     from torchlint.bench.harness import FAILED, Machine, bench
+    from torchlint.bench.results import markdown
 
     machine = Machine.for_device(device)
     results = []
@@ -96,13 +97,14 @@ def _run(args, rules: List[Type[Rule]], device) -> int:
             results.append(bench(rule, args.fixtures, machine, args.size, args.repeat, phase))
             if progress:
                 progress.advance(task)
-    env = describe(device, args.size, args.repeat)
-    Console(width=None if sys.stdout.isatty() else 160).print(report.table(env, results))
+    env = describe(device, args.size, args.repeat, _command_line(args), args.fixtures)
+    document = report.document(env, results)
+    Console(width=None if sys.stdout.isatty() else 160).print(report.table(document))
     try:
         if args.json:
-            _write(args.json, json.dumps(report.document(env, results), indent=2) + "\n")
+            _write(args.json, json.dumps(document, indent=2) + "\n")
         if args.markdown:
-            _write(args.markdown, report.markdown(env, results, _command_line(args)))
+            _write(args.markdown, markdown(document))
     except OSError as exc:
         sys.stderr.write(f"torchlint: error: cannot write {exc.filename}: {exc.strerror}\n")
         return EXIT_ERROR

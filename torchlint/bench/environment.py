@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime
 import platform
-from typing import Any, Dict
+import subprocess
+from typing import Any, Dict, Optional
 
 import torch
 
@@ -24,14 +25,28 @@ def device_name(device: torch.device) -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-def describe(device: torch.device, size: str, repeats: int) -> Dict[str, Any]:
+def commit(directory: str) -> Optional[str]:
+    """The short hash of the git commit ``directory`` is checked out at, if it is in a checkout."""
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=directory, capture_output=True, text=True)
+    except OSError:
+        return None
+    return (proc.stdout.strip() or None) if proc.returncode == 0 else None
+
+
+def describe(device: torch.device, size: str, repeats: int, command: str, fixtures: str) -> Dict[str, Any]:
+    cuda = device.type == "cuda"
     return {
         "device": device.type,
         "device_name": device_name(device),
         "torch": torch.__version__,
+        "cuda": torch.version.cuda if cuda else None,
+        "cudnn": torch.backends.cudnn.version() if cuda else None,
         "python": platform.python_version(),
         "size": size,
         "date": datetime.date.today().isoformat(),
+        "commit": commit(fixtures),
+        "command": command,
         "cpus": available_cpus(),
         "threads": torch.get_num_threads(),
         "repeats": repeats,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
+import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +28,17 @@ class Fixture:
     def text(self, side: str) -> str:
         with open(self.path(side), encoding="utf-8") as handle:
             return handle.read()
+
+    def description(self) -> Optional[str]:
+        """The workload's docstring (before.py's when there is no workload.py) on one line,
+        without its ``TL101 workload:`` label; None when there is none."""
+        try:
+            docstring = ast.get_docstring(ast.parse(self.text(WORKLOAD if self.has_workload() else "before")))
+        except (OSError, SyntaxError, ValueError):
+            return None
+        if not docstring:
+            return None
+        return re.sub(r"^TL\d{3} (workload|fixture): ", "", " ".join(docstring.split()))
 
     def has_workload(self) -> bool:
         return os.path.isfile(self.path(WORKLOAD))

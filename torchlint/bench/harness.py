@@ -27,6 +27,7 @@ class Result:
     outputs_match: Optional[bool] = None
     timing: Optional[Timing] = None
     requirements: Optional[Requirements] = None
+    fixture: Optional[str] = None  # what the fixture's workload is, from its docstring
 
     def as_json(self) -> Dict[str, Any]:
         timing = self.timing
@@ -45,6 +46,7 @@ class Result:
             "paired_max": timing.paired_max if timing else None,
             "repeats": timing.repeats if timing else None,
             "requires": asdict(self.requirements) if self.requirements else None,
+            "fixture": self.fixture,
         }
 
 
@@ -79,6 +81,7 @@ def bench(
     if fixture is None:
         result.reason = "no fixture"
         return result
+    result.fixture = fixture.description()
     try:
         on_phase("lint")
         texts = [_call(f"{side}.py", "reading", lambda s=side: fixture.text(s)) for side in SIDES]

@@ -14,14 +14,15 @@ import libcst as cst
 
 from torchlint.context.dataflow import Assignments, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
-from torchlint.context.imports import ImportTable, dotted_name
+from torchlint.context.imports import ImportTable
 from torchlint.context.scopes import MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers
 from torchlint.context.tensors import (
     HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TensorInference, dimension_source, parameter_kind, shape_source,
 )
+from torchlint.syntax import dotted_name, is_name
 from torchlint.walker import descendants
 
-__all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "MODEL", "STEP", "dotted_name"]
+__all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "MODEL", "STEP"]
 
 
 class FileContext:
@@ -343,24 +344,20 @@ def _uses_member(root: cst.CSTNode, name: str, members: FrozenSet[str]) -> bool:
     return any(
         isinstance(node, cst.Attribute)
         and node.attr.value in members
-        and _is_name(node.value, name)
+        and is_name(node.value, name)
         for node in descendants(root)
     )
-
-
-def _is_name(node: cst.CSTNode, name: str) -> bool:
-    return isinstance(node, cst.Name) and node.value == name
 
 
 def _writes_into(root: cst.CSTNode, name: str) -> bool:
     for node in descendants(root):
         target = node.target if isinstance(node, (cst.AssignTarget, cst.AugAssign)) else None
-        if isinstance(target, cst.Subscript) and _is_name(target.value, name):
+        if isinstance(target, cst.Subscript) and is_name(target.value, name):
             return True
         if (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
-            and _is_name(node.func.value, name)
+            and is_name(node.func.value, name)
             and node.func.attr.value.endswith("_")
             and not node.func.attr.value.startswith("_")
         ):
@@ -371,8 +368,8 @@ def _writes_into(root: cst.CSTNode, name: str) -> bool:
 def _type_tested(root: cst.CSTNode, name: str) -> bool:
     return any(
         isinstance(node, cst.Call)
-        and _is_name(node.func, "isinstance")
+        and is_name(node.func, "isinstance")
         and node.args
-        and _is_name(node.args[0].value, name)
+        and is_name(node.args[0].value, name)
         for node in descendants(root)
     )

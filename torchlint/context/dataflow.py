@@ -10,11 +10,12 @@ assignment. An opaque rebinding (a loop target, ``x += 1``, tuple unpacking) is 
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
 _CUDA_USE = re.compile(r"\.cuda\(|\bcuda\.|[\"']cuda")
+MAX_TRAIL = 20  # a trail of reassignments longer than this is not followed
 
 
 class Assignments:
@@ -32,15 +33,6 @@ class Assignments:
             if before is None or order < before:
                 return value
         return None
-
-
-def target_names(target: cst.BaseExpression) -> Iterator[str]:
-    """The plain names an assignment or loop target binds (``a``, ``a, (b, c)``; not ``*rest``)."""
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from target_names(element.value)
 
 
 def self_attributes(cls: cst.ClassDef) -> Dict[str, Optional[cst.BaseExpression]]:

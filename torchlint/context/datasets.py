@@ -13,13 +13,13 @@ from typing import Dict, FrozenSet, Iterable, Optional
 
 import libcst as cst
 
-from torchlint.context.imports import dotted_name
+from torchlint.context.dataflow import MAX_TRAIL
+from torchlint.syntax import dotted_name
 from torchlint.walker import descendants
 
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
 _TEST_IMPORTS = ("pytest", "unittest")
 _SUBSET = "torch.utils.data.Subset"
-_MAX_STEPS = 8
 _SET_UP = frozenset({"__init__", "setup", "prepare_data"})  # run before any epoch
 _TEST_PATH = re.compile(r"(^|[\\/])(tests?|testing|test_utils)[\\/]|(^|[\\/])(test_\w*|\w*_test|conftest)\.py$")
 
@@ -124,7 +124,7 @@ class DatasetFacts:
 
     def _resolve(self, dataset: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         """Follow names, ``self.<attr>`` and ``Subset(ds, ...)`` to the expression that built it."""
-        for _ in range(_MAX_STEPS):
+        for _ in range(MAX_TRAIL):
             if isinstance(dataset, cst.Name):
                 value = self._ctx.value_of(dataset.value)
             elif isinstance(dataset, cst.Attribute) and dotted_name(dataset.value) == "self":

@@ -10,6 +10,8 @@ from typing import Dict, Optional
 
 import libcst as cst
 
+from torchlint.syntax import dotted_name
+
 # Public spellings for objects that are often imported from their defining module.
 _CANONICAL = {
     "torch.utils.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
@@ -23,18 +25,6 @@ _BUILTINS = frozenset(
     "print float int bool len range list tuple dict set enumerate zip iter next isinstance "
     "str repr abs min max sum sorted reversed map filter any all".split()
 )
-
-
-def dotted_name(node: cst.BaseExpression) -> Optional[str]:
-    """``a.b.c`` for a Name/Attribute chain, None for anything else."""
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
 
 
 class ImportTable:

@@ -40,6 +40,9 @@ _NON_TENSOR_METHODS = frozenset(
     "untyped_storage storage __len__ backward register_hook".split()
 )
 _HOST_METHODS = frozenset({"cpu"})
+# Tensor methods and builtins that copy a tensor's values to the host, waiting for the device.
+HOST_READ_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
+HOST_READ_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
 _DEVICE_METHODS = frozenset({"cuda", "to"})
 _NON_TENSOR_ATTRS = frozenset("shape dtype device ndim is_cuda requires_grad grad_fn layout names".split())
 _TENSOR_ATTRS = frozenset("T mT H mH data real imag grad".split())

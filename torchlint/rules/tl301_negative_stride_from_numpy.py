@@ -1,4 +1,4 @@
-"""TL3xx: memory layout of arrays handed to torch."""
+"""TL301 negative-stride-from-numpy: a reversed numpy view handed to ``torch.from_numpy``."""
 
 from __future__ import annotations
 
@@ -6,15 +6,19 @@ from typing import Optional
 
 import libcst as cst
 
-from torchlint.rules.base import Invalid, Replacement, Rule
-from torchlint.rules.calls import code_in_block, has_star_args, method_call, positional
+from torchlint.context.dataflow import MAX_TRAIL
+from torchlint.rewrite import code_in_block
+from torchlint.rules.base import Invalid, Replacement, Rule, Valid
+from torchlint.syntax import has_star_args, method_call, positional
+
 
 # numpy functions and array methods that return a view with the same strides, permuted.
 _PERMUTING_FUNCTIONS = frozenset({"numpy.transpose", "numpy.swapaxes", "numpy.moveaxis", "numpy.rollaxis"})
 _PERMUTING_METHODS = frozenset({"transpose", "swapaxes"})
+
+
 # numpy functions that return a view with a negative stride.
 _REVERSING_FUNCTIONS = frozenset({"numpy.flip", "numpy.flipud", "numpy.fliplr", "numpy.rot90"})
-_MAX_STEPS = 20  # a trail of reassignments longer than this is not followed
 
 
 def _negative_step(node: cst.Subscript) -> bool:
@@ -55,72 +59,155 @@ class NegativeStrideFromNumpy(Rule):
         "possibly hours into training, inside a worker process. One explicit contiguous copy "
         "makes the memory a tensor can share."
     )
-    example = (
-        "img = cv2.imread(path)\n"
-        "img = img[:, :, ::-1].transpose(2, 0, 1)  # BGR to RGB, HWC to CHW\n"
-        "tensor = torch.from_numpy(img)"
-    )
-    use_instead = (
-        "img = cv2.imread(path)\n"
-        "img = img[:, :, ::-1].transpose(2, 0, 1)  # BGR to RGB, HWC to CHW\n"
-        "tensor = torch.from_numpy(np.ascontiguousarray(img))"
-    )
+    example = Invalid("""
+        import cv2
+        import torch
+
+        def load(path):
+            img = cv2.imread(path)
+            img = img[:, :, ::-1].transpose(2, 0, 1)  # BGR to RGB, HWC to CHW
+            return torch.from_numpy(img)  # expect: TL301
+    """)
+    use_instead = Valid("""
+        import cv2
+        import numpy as np
+        import torch
+
+        def load(path):
+            img = cv2.imread(path)
+            img = img[:, :, ::-1].transpose(2, 0, 1)  # BGR to RGB, HWC to CHW
+            return torch.from_numpy(np.ascontiguousarray(img))
+    """)
     fix_safety = (
         "Safe: the call raised before the fix, and afterwards the tensor holds the same values in a "
         "fresh contiguous array. The fix reuses the module's numpy alias and adds "
         "`import numpy as np` after the last top-level import when numpy is not imported."
     )
-    measured = (
-        "Not a timing rule: the code it finds raises `ValueError` (checked with torch 2.13.0 and "
-        "numpy 2). `torchlint bench` times the fixture's evaluation path, where no flip happens and "
-        "both sides run, to show what the fix's copy costs: 1.01x (paired range 0.98-1.03x, i.e. no "
-        "effect) for 8 images of 64x64 into a small conv net, CPU (2-core AMD EPYC, one thread, "
-        "torch 2.13.0). Plain transposes (`img.transpose(2, 0, 1)` of an HWC image) are deliberately not "
-        "reported. In the project's CPU notes (2 cores, torch 2.13.0, one thread; not `torchlint bench`) making them contiguous measured 0.87-"
-        "1.00x through a DataLoader, whose collate re-packs the batch anyway, and 0.59-0.64x "
-        "(slower) when an NHWC batch viewed as NCHW is fed directly, because that view has exactly "
-        "`channels_last` strides and oneDNN runs the whole net faster in that format. A permutation "
-        "that is neither contiguous nor `channels_last` measured about 1x: the first convolution "
-        "makes it contiguous itself, the same one copy the fix would add."
-    )
     valid = (
-        "import numpy as np, torch\nt = torch.from_numpy(img.transpose(2, 0, 1))",
-        "import numpy as np, torch\nt = torch.from_numpy(np.ascontiguousarray(img[:, :, ::-1]))",
-        "import torch\nt = torch.from_numpy(img[:, :, ::-1].copy())",
-        "import numpy as np, torch\nt = torch.from_numpy(img[:, :, ::-1].astype(np.float32))",
-        "import numpy as np, torch\nimg = img[:, :, ::-1]\nimg = np.ascontiguousarray(img)\nt = torch.from_numpy(img)",
-        "import torch\nimg = img[:, :, ::-1]\nimg = img.copy()\nt = torch.from_numpy(img.transpose(2, 0, 1))",
-        "import torch\nt = torch.from_numpy(img[::2])",
-        "import torch\nt = torch.tensor(labels[::-1])",
-        "import torch\nt = torch.from_numpy(x).flip(0)",
-        "import torch\ndef f(img):\n    img = img[::-1]\n\ndef g(img):\n    return torch.from_numpy(img)",
-        "import torch\nfor img in images[::-1]:\n    t = torch.from_numpy(img)",
-        "import numpy as np, torch\nimg = img.transpose((2, 0, 1))[::-1]  # HWC to CHW, BGR to RGB\n"
-        "img = np.ascontiguousarray(img)\nt = torch.from_numpy(img)",
-        "import numpy as np, torch\nt = torch.from_numpy(np.flip(img, axis=1).copy())",
-        "import torch\nx = img[::-1]\nimg = other\nt = torch.from_numpy(img)",
+        Valid("""
+            import numpy as np, torch
+            t = torch.from_numpy(img.transpose(2, 0, 1))
+        """),
+        Valid("""
+            import numpy as np, torch
+            t = torch.from_numpy(np.ascontiguousarray(img[:, :, ::-1]))
+        """),
+        Valid("""
+            import torch
+            t = torch.from_numpy(img[:, :, ::-1].copy())
+        """),
+        Valid("""
+            import numpy as np, torch
+            t = torch.from_numpy(img[:, :, ::-1].astype(np.float32))
+        """),
+        Valid("""
+            import numpy as np, torch
+            img = img[:, :, ::-1]
+            img = np.ascontiguousarray(img)
+            t = torch.from_numpy(img)
+        """),
+        Valid("""
+            import torch
+            img = img[:, :, ::-1]
+            img = img.copy()
+            t = torch.from_numpy(img.transpose(2, 0, 1))
+        """),
+        Valid("""
+            import torch
+            t = torch.from_numpy(img[::2])
+        """),
+        Valid("""
+            import torch
+            t = torch.tensor(labels[::-1])
+        """),
+        Valid("""
+            import torch
+            t = torch.from_numpy(x).flip(0)
+        """),
+        Valid("""
+            import torch
+            def f(img):
+                img = img[::-1]
+
+            def g(img):
+                return torch.from_numpy(img)
+        """),
+        Valid("""
+            import torch
+            for img in images[::-1]:
+                t = torch.from_numpy(img)
+        """),
+        Valid("""
+            import numpy as np, torch
+            img = img.transpose((2, 0, 1))[::-1]  # HWC to CHW, BGR to RGB
+            img = np.ascontiguousarray(img)
+            t = torch.from_numpy(img)
+        """),
+        Valid("""
+            import numpy as np, torch
+            t = torch.from_numpy(np.flip(img, axis=1).copy())
+        """),
+        Valid("""
+            import torch
+            x = img[::-1]
+            img = other
+            t = torch.from_numpy(img)
+        """),
     )
     invalid = (
-        Invalid(
-            "import numpy as np\nimport torch\nt = torch.from_numpy(img[:, :, ::-1])\n",
-            "import numpy as np\nimport torch\nt = torch.from_numpy(np.ascontiguousarray(img[:, :, ::-1]))\n",
-        ),
-        Invalid(
-            "import torch\nimport numpy\n\ndef load(img):\n    img = img[:, :, ::-1]\n"
-            "    img = img.transpose(2, 0, 1)\n    return torch.from_numpy(img)\n",
-            "import torch\nimport numpy\n\ndef load(img):\n    img = img[:, :, ::-1]\n"
-            "    img = img.transpose(2, 0, 1)\n    return torch.from_numpy(numpy.ascontiguousarray(img))\n",
-        ),
-        Invalid(
-            "import random\nimport torch\n\ndef augment(img):\n    if random.random() < 0.5:\n"
-            "        img = img[:, ::-1]\n    return torch.from_numpy(img.transpose(2, 0, 1))\n",
-            "import random\nimport torch\nimport numpy as np\n\ndef augment(img):\n    if random.random() < 0.5:\n"
-            "        img = img[:, ::-1]\n    return torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1)))\n",
-        ),
-        Invalid(
-            "import numpy as onp\nfrom torch import from_numpy\nx = from_numpy(onp.flip(a, 0).T)\n",
-            "import numpy as onp\nfrom torch import from_numpy\nx = from_numpy(onp.ascontiguousarray(onp.flip(a, 0).T))\n",
-        ),
+        Invalid("""
+            import numpy as np
+            import torch
+            t = torch.from_numpy(img[:, :, ::-1])  # expect: TL301
+        """, fixed="""
+            import numpy as np
+            import torch
+            t = torch.from_numpy(np.ascontiguousarray(img[:, :, ::-1]))
+        """),
+        Invalid("""
+            import torch
+            import numpy
+
+            def load(img):
+                img = img[:, :, ::-1]
+                img = img.transpose(2, 0, 1)
+                return torch.from_numpy(img)  # expect: TL301
+        """, fixed="""
+            import torch
+            import numpy
+
+            def load(img):
+                img = img[:, :, ::-1]
+                img = img.transpose(2, 0, 1)
+                return torch.from_numpy(numpy.ascontiguousarray(img))
+        """),
+        Invalid("""
+            import random
+            import torch
+
+            def augment(img):
+                if random.random() < 0.5:
+                    img = img[:, ::-1]
+                return torch.from_numpy(img.transpose(2, 0, 1))  # expect: TL301
+        """, fixed="""
+            import random
+            import torch
+            import numpy as np
+
+            def augment(img):
+                if random.random() < 0.5:
+                    img = img[:, ::-1]
+                return torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1)))
+        """),
+        Invalid("""
+            import numpy as onp
+            from torch import from_numpy
+            x = from_numpy(onp.flip(a, 0).T)  # expect: TL301
+        """, fixed="""
+            import numpy as onp
+            from torch import from_numpy
+            x = from_numpy(onp.ascontiguousarray(onp.flip(a, 0).T))
+        """),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -133,7 +220,7 @@ class NegativeStrideFromNumpy(Rule):
     def _reversed(self, node: cst.BaseExpression) -> bool:
         """Is ``node`` a view with a negative stride, following views and reassignments?"""
         assigned: Optional[cst.BaseExpression] = None  # the assignment being looked through
-        for _ in range(_MAX_STEPS):
+        for _ in range(MAX_TRAIL):
             if isinstance(node, cst.Name):
                 value = self.ctx.value_of(node.value, before=assigned)
                 if value is None:

@@ -1,4 +1,4 @@
-"""TL6xx: measuring GPU code."""
+"""TL601 timing-without-sync: a wall-clock interval around GPU work that does not wait for it."""
 
 from __future__ import annotations
 
@@ -9,18 +9,23 @@ import libcst as cst
 
 from torchlint.context import TENSOR
 from torchlint.context.scopes import Scope, is_training_step_call
-from torchlint.rules.base import Invalid, Rule
+from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
+from torchlint.rules.base import Invalid, Rule, Valid
+from torchlint.syntax import assigned_name
 from torchlint.walker import descendants
+
 
 _TIMERS = frozenset(
     "time.time time.perf_counter time.monotonic time.time_ns time.perf_counter_ns time.monotonic_ns "
     "timeit.default_timer".split()
 )
+
+
 # Calls that wait for the device (or may: a helper named so), after which a timestamp is honest.
-_SYNC_METHODS = frozenset(
-    "synchronize item cpu tolist numpy elapsed_time wait block_until_ready barrier wait_stream".split()
+_WAITING_METHODS = HOST_READ_METHODS | frozenset(
+    "synchronize elapsed_time wait block_until_ready barrier wait_stream".split()
 )
-_SYNC_BUILTINS = frozenset({"builtins.print", "builtins.float", "builtins.int", "builtins.bool"})
+_WAITING_BUILTINS = HOST_READ_BUILTINS | frozenset({"builtins.print"})
 
 
 @dataclass
@@ -59,65 +64,141 @@ class TimingWithoutSync(Rule):
         "synchronises next (a `.item()`, a copy to the host, the data loader), so the profile "
         "points at the wrong code and optimisations are judged on wrong numbers."
     )
-    example = (
-        "start = time.perf_counter()\n"
-        "out = model(x)\n"
-        "elapsed = time.perf_counter() - start"
-    )
-    use_instead = (
-        "torch.cuda.synchronize()\n"
-        "start = time.perf_counter()\n"
-        "out = model(x)\n"
-        "torch.cuda.synchronize()\n"
-        "elapsed = time.perf_counter() - start\n"
-        "# or: CUDA events, or torch.utils.benchmark.Timer, which synchronise for you"
-    )
+    example = Invalid("""
+        import time
+
+        import torch
+
+        def bench(model):
+            x = torch.randn(64, 3, 224, 224, device="cuda")
+            start = time.perf_counter()
+            out = model(x)
+            return out, time.perf_counter() - start  # expect: TL601
+    """)
+    use_instead = Valid("""
+        import time
+
+        import torch
+
+        def bench(model):
+            x = torch.randn(64, 3, 224, 224, device="cuda")
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            out = model(x)
+            torch.cuda.synchronize()
+            return out, time.perf_counter() - start
+            # or: CUDA events, or torch.utils.benchmark.Timer, which synchronise for you
+    """)
     fix_safety = (
         "No fix: where to synchronise (before the start too, once per measurement, or with events "
         "so the GPU is not stalled) depends on what is being measured."
     )
-    measured = (
-        "A correctness rule, not a speed one: the unsynchronised figure is wrong, not slow. On CPU "
-        "every op has finished when it returns, so the two timings agree (the project's CPU notes: a "
-        "512x512 matmul, 4.49 vs 4.51 ms, torch 2.13.0 on 2 CPU cores). The size of the error needs a CUDA device and "
-        "has not been measured by `torchlint bench` yet."
-    )
     valid = (
-        "import time, torch\nx = torch.randn(8, 8, device='cuda')\nstart = time.perf_counter()\n"
-        "y = x @ x\ntorch.cuda.synchronize()\nelapsed = time.perf_counter() - start",
-        "import time, torch\nx = torch.randn(8, 8, device='cuda')\nstart = time.time()\n"
-        "loss = (x @ x).sum()\nvalue = loss.item()\nelapsed = time.time() - start",
-        "import time, torch\nx = torch.randn(8, 8)\nstart = time.time()\ny = x @ x\nelapsed = time.time() - start",
-        "import time, torch\nmodel.cuda()\nstart = time.time()\nbatch = next(loader_iter)\n"
-        "data_time = time.time() - start",
-        "import time, torch\nx = torch.randn(8, 8, device='cuda')\nstart = time.time()\ny = x @ x\n"
-        "print(y)\nelapsed = time.time() - start",
-        "import time, torch\nx = torch.randn(8, 8, device='cuda')\ny = x @ x\ndeadline = time.time() + 60",
-        "import time, torch\nfrom utils import cuda_sync\nx = torch.randn(8, 8, device='cuda')\n"
-        "start = time.time()\ny = x @ x\ncuda_sync()\nelapsed = time.time() - start",
-        "import time, torch\nmodel.cuda()\nstart_time = time.time()\nfor i, (x, y) in enumerate(loader):\n"
-        "    criterion(model(x.cuda()), y.cuda()).backward()\n    optimizer.step()\n"
-        "    if i % 10 == 0:\n        eta = (time.time() - start_time) / (i + 1) * (len(loader) - i - 1)",
+        Valid("""
+            import time, torch
+            x = torch.randn(8, 8, device='cuda')
+            start = time.perf_counter()
+            y = x @ x
+            torch.cuda.synchronize()
+            elapsed = time.perf_counter() - start
+        """),
+        Valid("""
+            import time, torch
+            x = torch.randn(8, 8, device='cuda')
+            start = time.time()
+            loss = (x @ x).sum()
+            value = loss.item()
+            elapsed = time.time() - start
+        """),
+        Valid("""
+            import time, torch
+            x = torch.randn(8, 8)
+            start = time.time()
+            y = x @ x
+            elapsed = time.time() - start
+        """),
+        Valid("""
+            import time, torch
+            model.cuda()
+            start = time.time()
+            batch = next(loader_iter)
+            data_time = time.time() - start
+        """),
+        Valid("""
+            import time, torch
+            x = torch.randn(8, 8, device='cuda')
+            start = time.time()
+            y = x @ x
+            print(y)
+            elapsed = time.time() - start
+        """),
+        Valid("""
+            import time, torch
+            x = torch.randn(8, 8, device='cuda')
+            y = x @ x
+            deadline = time.time() + 60
+        """),
+        Valid("""
+            import time, torch
+            from utils import cuda_sync
+            x = torch.randn(8, 8, device='cuda')
+            start = time.time()
+            y = x @ x
+            cuda_sync()
+            elapsed = time.time() - start
+        """),
+        Valid("""
+            import time, torch
+            model.cuda()
+            start_time = time.time()
+            for i, (x, y) in enumerate(loader):
+                criterion(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+                if i % 10 == 0:
+                    eta = (time.time() - start_time) / (i + 1) * (len(loader) - i - 1)
+        """),
     )
     invalid = (
-        Invalid(
-            "import time\nimport torch\n\ndef bench(model):\n    x = torch.randn(64, 3, 224, 224, device='cuda')\n"
-            "    start = time.perf_counter()\n    out = model(x)\n    return time.perf_counter() - start\n"
-        ),
-        Invalid(
-            "from time import time as now\nimport torch\nmodel.cuda()\nfor x, y in loader:\n"
-            "    t0 = now()\n    loss = criterion(model(x), y)\n    loss.backward()\n"
-            "    optimizer.step()\n    t1 = now()\n    print(t1 - t0)\n"
-        ),
-        Invalid(
-            "import time, torch\nx = torch.randn(8, 8, device='cuda')\nstart = time.time()\ny = x @ x\n"
-            "print(f'took {time.time() - start:.3f}s')\n"
-        ),
-        Invalid(
-            "import time, torch\nmodel.cuda()\nend = time.time()\nfor x, y in loader:\n"
-            "    data_time = time.time() - end\n    loss = criterion(model(x), y)\n    loss.backward()\n"
-            "    batch_time = time.time() - end\n    end = time.time()\n"
-        ),
+        Invalid("""
+            import time
+            import torch
+
+            def bench(model):
+                x = torch.randn(64, 3, 224, 224, device='cuda')
+                start = time.perf_counter()
+                out = model(x)
+                return time.perf_counter() - start  # expect: TL601
+        """),
+        Invalid("""
+            from time import time as now
+            import torch
+            model.cuda()
+            for x, y in loader:
+                t0 = now()
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                t1 = now()  # expect: TL601
+                print(t1 - t0)
+        """),
+        Invalid("""
+            import time, torch
+            x = torch.randn(8, 8, device='cuda')
+            start = time.time()
+            y = x @ x
+            print(f'took {time.time() - start:.3f}s')  # expect: TL601
+        """),
+        Invalid("""
+            import time, torch
+            model.cuda()
+            end = time.time()
+            for x, y in loader:
+                data_time = time.time() - end
+                loss = criterion(model(x), y)
+                loss.backward()
+                batch_time = time.time() - end  # expect: TL601
+                end = time.time()
+        """),
     )
 
     def __init__(self, ctx, sink) -> None:
@@ -135,7 +216,7 @@ class TimingWithoutSync(Rule):
             and parent.left is node and isinstance(parent.right, cst.Name)
         ):
             region = regions.get(parent.right.value)
-        stored = _assigned_name(parent, node)
+        stored = assigned_name(parent, node)
         if stored is not None and region is None and regions:
             region = list(regions.values())[-1]
         if region is not None:
@@ -178,9 +259,9 @@ class TimingWithoutSync(Rule):
         """A call that waits for the device, or may: a helper whose name says it syncs."""
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if name in _SYNC_METHODS or "sync" in str(name).lower():
+        if name in _WAITING_METHODS or "sync" in str(name).lower():
             return True
-        return self.ctx.qualname(func) in _SYNC_BUILTINS
+        return self.ctx.qualname(func) in _WAITING_BUILTINS
 
     def _gpu_work(self, node: cst.Call) -> bool:
         func = node.func
@@ -189,15 +270,6 @@ class TimingWithoutSync(Rule):
         if isinstance(func, cst.Attribute) and self.ctx.tensor_kind(func.value) == TENSOR:
             return True
         return any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args)
-
-
-def _assigned_name(parent: Optional[cst.CSTNode], node: cst.Call) -> Optional[str]:
-    """``name`` for ``name = <node>``."""
-    if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
-        target = parent.targets[0].target
-        if isinstance(target, cst.Name):
-            return target.value
-    return None
 
 
 def _assigns(root: cst.CSTNode, name: str) -> bool:

@@ -1,36 +1,18 @@
-"""Small questions about call expressions that many rules ask."""
+"""Building the text of fixes: nodes rendered where they stand, keywords added to calls."""
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import Sequence
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
+
+from torchlint.libcst_internals import CodegenState, generate
+from torchlint.syntax import keyword
 
 
-def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def positional(call: cst.Call) -> List[cst.Arg]:
-    """The plain positional arguments (no keywords, no ``*args``/``**kwargs``)."""
-    return [arg for arg in call.args if arg.keyword is None and not arg.star]
-
-
-def has_star_args(call: cst.Call) -> bool:
-    """``*args`` or ``**kwargs``: any argument could be hiding in there."""
-    return any(arg.star for arg in call.args)
-
-
-def method_call(node: cst.CSTNode, *names: str) -> Optional[cst.Attribute]:
-    """The ``obj.name`` of a call ``obj.name(...)`` whose method is one of ``names``."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        if not names or node.func.attr.value in names:
-            return node.func
-    return None
+def attribute(node: cst.BaseExpression, name: str) -> cst.Attribute:
+    """``node.name``."""
+    return cst.Attribute(value=node, attr=cst.Name(name))
 
 
 def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
@@ -58,18 +40,6 @@ def with_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Ca
     return call.with_changes(args=(*args, arg))
 
 
-def literal_value(node: cst.BaseExpression):
-    """The Python value of a simple literal (int, float, str, True/False/None), else a sentinel."""
-    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):
-        return node.evaluated_value
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[node.value]
-    return NOT_LITERAL
-
-
-NOT_LITERAL = object()
-
-
 def code_in_block(module: cst.Module, node: cst.CSTNode, indentation: Sequence[str]) -> str:
     """The source of ``node`` as it would read inside a block indented by ``indentation``.
 
@@ -77,5 +47,5 @@ def code_in_block(module: cst.Module, node: cst.CSTNode, indentation: Sequence[s
     of a multi-line call lose their block's indentation; this keeps them.
     """
     state = CodegenState(module.default_indent, module.default_newline, indent_tokens=list(indentation))
-    node._codegen(state)
+    generate(node, state)
     return "".join(state.tokens)

@@ -1,0 +1,94 @@
+"""Devices: which expressions name an accelerator, which calls move a tensor to one, and
+which factory calls build a tensor in host memory."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+import libcst as cst
+
+from torchlint.context.factories import factory_name
+from torchlint.rewrite import attribute
+from torchlint.syntax import dotted_name, has_star_args, keyword, method_call, positional
+
+_DEVICE_NAME = re.compile(r"device|^dev$|^dev_|_dev$|gpu|rank|cuda", re.IGNORECASE)
+
+
+def host_factory(ctx, node: cst.CSTNode) -> Optional[str]:
+    """``randn`` for a call of a tensor factory (or legacy constructor) that picks no device."""
+    if not isinstance(node, cst.Call):
+        return None
+    name = factory_name(ctx.qualname(node.func))
+    if name is None or keyword(node, "device") or keyword(node, "out") or has_star_args(node):
+        return None
+    return name
+
+
+def _last_identifier(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def is_device(ctx, node: cst.BaseExpression) -> bool:
+    """Does ``node`` name an accelerator device (not the CPU, not a dtype)?"""
+    if isinstance(node, cst.SimpleString):
+        return not str(node.evaluated_value).startswith("cpu")
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.Call):
+        return ctx.qualname(node.func) == "torch.device" and not (
+            node.args and isinstance(node.args[0].value, cst.SimpleString)
+            and str(node.args[0].value.evaluated_value).startswith("cpu")
+        )
+    identifier = _last_identifier(node)
+    return identifier is not None and bool(_DEVICE_NAME.search(identifier))
+
+
+@dataclass(frozen=True)
+class Move:
+    """A device move: where to, the dtype it also sets, and whether it can be folded."""
+
+    device: Optional[cst.BaseExpression]
+    dtype: Optional[cst.BaseExpression]
+    foldable: bool
+
+
+def device_move(ctx, call: cst.Call) -> Optional[Move]:
+    """The move that ``x.to(...)`` / ``x.cuda(...)`` / ``x.type_as(t)`` makes, or None if it
+    is no device move."""
+    method = method_call(call, "to", "cuda", "type_as")
+    if method is None or has_star_args(call):
+        return None
+    args = positional(call)
+    if method.attr.value == "type_as":
+        if len(call.args) != 1 or len(args) != 1:
+            return None
+        other = args[0].value
+        # Folding names `other` twice: only for a plain name, which is cheap and stable to re-read.
+        return Move(attribute(other, "device"), attribute(other, "dtype"), dotted_name(other) is not None)
+    if method.attr.value == "cuda":
+        device_kw = keyword(call, "device")
+        target = device_kw.value if device_kw else (args[0].value if args else None)
+        if target is None:
+            return Move(cst.SimpleString('"cuda"'), None, True)
+        if isinstance(target, cst.Integer):
+            return Move(cst.SimpleString(f'"cuda:{target.evaluated_value}"'), None, True)
+        return Move(None, None, False)
+    device_kw, dtype_kw = keyword(call, "device"), keyword(call, "dtype")
+    device = device_kw.value if device_kw else None
+    dtype = dtype_kw.value if dtype_kw else None
+    if device is None:
+        if not args or not is_device(ctx, args[0].value):
+            return None
+        device = args[0].value
+        if len(args) > 1:
+            dtype = args[1].value
+    elif not is_device(ctx, device):
+        return None
+    foldable = keyword(call, "copy") is None and keyword(call, "memory_format") is None and len(args) <= 2
+    return Move(device, dtype, foldable)

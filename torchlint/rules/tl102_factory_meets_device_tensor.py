@@ -1,0 +1,479 @@
+"""TL102 factory-meets-device-tensor: a tensor built on the host in a hot path, then
+combined with a tensor on the model's device.
+
+The freshly built tensor is followed outward from the factory call, through expressions
+that keep it a tensor (``m.float()``, ``m[None]``, ``m * 2``, ``torch.triu(m)``), until it
+meets a ``TENSOR`` (an operand, a comparison, an index into one, an argument next to one,
+the receiver of a method it is passed to) or reaches something else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+import libcst as cst
+
+from torchlint.context import NOT, TENSOR
+from torchlint.context.devices import host_factory
+from torchlint.context.factories import DATA_FACTORIES, FACTORIES, constant_data, data_argument
+from torchlint.context.scopes import in_model_code
+from torchlint.context.tensors import HOST, IDENTITY_OPS
+from torchlint.rewrite import attribute, code_in_block, with_keyword
+from torchlint.rules.base import Invalid, Replacement, Rule, Valid
+from torchlint.syntax import assigned_name, method_call
+
+
+# Uses of a host tensor that show it is meant for the host, or moved (TL101's case).
+_HOST_OR_MOVE = frozenset("cpu numpy tolist item to cuda type_as".split())
+
+
+@dataclass(frozen=True)
+class _Flow:
+    meets: Optional[cst.BaseExpression]  # the device tensor it is combined with
+    top: cst.CSTNode  # the outermost expression it reached
+    parent: Optional[cst.CSTNode]  # what holds ``top`` (e.g. the Assign it is stored by)
+
+
+def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable, qualname: Callable) -> _Flow:
+    current = node
+    i = len(ancestors) - 1
+    while i >= 0:
+        parent = ancestors[i]
+        grand = ancestors[i - 1] if i >= 1 else None
+        step = 1
+        if isinstance(parent, cst.Attribute) and parent.value is current:
+            method = parent.attr.value
+            if not (isinstance(grand, cst.Call) and grand.func is parent) or method in _HOST_OR_MOVE:
+                return _Flow(None, current, parent)
+            if method.endswith("_") and not method.startswith("_"):
+                return _Flow(None, current, parent)  # buf.copy_(x): written in place, a host buffer
+            met = _tensor_among(kind, (arg.value for arg in grand.args))
+            if met is not None:
+                return _Flow(met, current, parent)
+            step = 2
+        elif isinstance(parent, cst.Subscript) and parent.value is current:
+            pass
+        elif isinstance(parent, cst.Index) and isinstance(grand, cst.SubscriptElement) and i >= 2:
+            subscript = ancestors[i - 2]
+            if isinstance(subscript, cst.Subscript) and kind(subscript.value) == TENSOR:
+                return _Flow(subscript.value, current, parent)
+            return _Flow(None, current, parent)
+        elif isinstance(parent, cst.BinaryOperation):
+            other = parent.right if parent.left is current else parent.left
+            if kind(other) == TENSOR:
+                return _Flow(other, current, parent)
+        elif isinstance(parent, cst.Comparison):
+            if any(isinstance(c.operator, IDENTITY_OPS) for c in parent.comparisons):
+                return _Flow(None, current, parent)
+            others = [parent.left, *(c.comparator for c in parent.comparisons)]
+            met = _tensor_among(kind, (o for o in others if o is not current))
+            if met is not None:
+                return _Flow(met, current, parent)
+        elif isinstance(parent, cst.UnaryOperation) and not isinstance(parent.operator, cst.Not):
+            pass
+        elif isinstance(parent, cst.Element) and isinstance(grand, (cst.List, cst.Tuple)):
+            # torch.cat([x, m]): only a list handed to a torch op combines its tensors.
+            holder = ancestors[i - 2] if i >= 2 else None
+            call = ancestors[i - 3] if i >= 3 else None
+            if not (isinstance(holder, cst.Arg) and isinstance(call, cst.Call)
+                    and (qualname(call.func) or "").startswith("torch.")):
+                return _Flow(None, current, parent)
+            met = _tensor_among(kind, (e.value for e in grand.elements if e is not parent))
+            if met is not None:
+                return _Flow(met, current, parent)
+            step = 2
+        elif isinstance(parent, cst.Arg) and parent.value is current and isinstance(grand, cst.Call):
+            met = _tensor_among(kind, (arg.value for arg in grand.args if arg is not parent))
+            name = qualname(grand.func) or ""
+            if name.startswith("torch.") and kind(grand) in (TENSOR, HOST):
+                if met is not None:
+                    return _Flow(met, current, parent)
+                step = 2  # torch.triu(m): still the same host tensor, transformed
+            elif isinstance(grand.func, cst.Attribute) and kind(grand.func.value) == TENSOR:
+                return _Flow(grand.func.value, current, parent)  # x.masked_fill(m, 0)
+            else:
+                return _Flow(None, current, parent)
+        elif isinstance(parent, cst.AugAssign) and parent.value is current and kind(parent.target) == TENSOR:
+            return _Flow(parent.target, current, parent)
+        else:
+            return _Flow(None, current, parent)
+        current = ancestors[i - step + 1] if step == 2 else parent
+        i -= step
+    return _Flow(None, current, None)
+
+
+def _tensor_among(kind: Callable, nodes) -> Optional[cst.BaseExpression]:
+    for node in nodes:
+        if kind(node) == TENSOR:
+            return node
+    return None
+
+
+def _device_name(node: cst.BaseExpression, kind: Callable) -> Optional[cst.Name]:
+    """A name of a tensor inside ``node`` whose ``.device`` is the device ``node`` lives on
+    (``x`` for ``self.proj(x)[:, 0]``), or None."""
+    if isinstance(node, cst.Name):
+        return node if kind(node) == TENSOR else None
+    if isinstance(node, cst.Attribute):
+        return _device_name(node.value, kind)
+    if isinstance(node, cst.Subscript):
+        return _device_name(node.value, kind)
+    if isinstance(node, cst.Call):
+        inner = [node.func.value] if isinstance(node.func, cst.Attribute) else []
+        for candidate in (*inner, *(arg.value for arg in node.args)):
+            found = _device_name(candidate, kind)
+            if found is not None:
+                return found
+        return None
+    if isinstance(node, cst.BinaryOperation):
+        return _device_name(node.left, kind) or _device_name(node.right, kind)
+    return None
+
+
+def _is_shape(node: cst.BaseExpression) -> bool:
+    """``x.shape`` or ``x.size()``."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value == "shape"
+    return isinstance(node, cst.Call) and not node.args and method_call(node, "size") is not None
+
+
+class FactoryMeetsDeviceTensor(Rule):
+    code = "TL102"
+    name = "factory-meets-device-tensor"
+    message = (
+        "tensor created on the CPU in a hot path is combined with a tensor on the model's device; "
+        "create it there with `device=`"
+    )
+    fix = "unsafe"
+    what = (
+        "Finds tensor factories called without `device=` in `forward`, a loss, or a helper of "
+        "those, whose result meets a tensor that lives on the model's device: an operand of the "
+        "same arithmetic or comparison, an index into it, another argument of the same torch call, "
+        "or an argument of its method (`x.masked_fill(mask, 0)`). The result is followed through "
+        "assignments in the same function (`mask = torch.ones(x.shape[0])` ... `x * mask`) and "
+        "through tensor-preserving steps (`.bool()`, `[None]`, `torch.triu(...)`)."
+    )
+    why = (
+        "Without `device=`, the factory fills a tensor in host memory on every call. Indexing a "
+        "CUDA tensor with it makes PyTorch copy the index to the GPU first: a blocking copy from "
+        "pageable memory, which waits for every queued kernel. Combined by arithmetic with a CUDA "
+        "tensor it fails outright (`Expected all tensors to be on the same device`), so such code "
+        "only ever ran on the CPU. Created with `device=x.device`, the values are made by a kernel "
+        "on the tensor's own device."
+    )
+    example = Invalid("""
+        import torch
+        from torch import nn
+
+        class Masked(nn.Module):
+            def forward(self, x, lengths):
+                mask = torch.arange(x.shape[1]) < lengths[:, None]  # expect: TL102
+                return x * mask[..., None]
+    """)
+    use_instead = Valid("""
+        import torch
+        from torch import nn
+
+        class Masked(nn.Module):
+            def forward(self, x, lengths):
+                mask = torch.arange(x.shape[1], device=lengths.device) < lengths[:, None]
+                return x * mask[..., None]
+    """)
+    fix_safety = (
+        "Unsafe: `device=` names the first tensor the result meets (`device=x.device`). That "
+        "changes where the tensor lives, which is what the code needs on a GPU, but random "
+        "factories then draw from the device's generator, and any other use of the CPU tensor "
+        "(printing, numpy) now sees a device tensor. Not reported when the tensor is meant for the "
+        "host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()` on it), when it is moved (TL101), for "
+        "`*_like`/`new_*` factories (they inherit the device), when `device=` or `**kwargs` is "
+        "passed, for `torch.tensor(t)` of a tensor `t` (it keeps `t`'s device), for 0-d "
+        "`torch.tensor(1.0)` (a CPU scalar mixes with CUDA tensors without a copy), and for "
+        "constant literals, which TL103 reports. Legacy constructors get no fix (they cannot take "
+        "a CUDA device)."
+    )
+    valid = (
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    mask = torch.ones_like(x)
+                    return x * mask
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    return x * x.new_ones(x.shape[0])
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    idx = torch.arange(x.shape[0]).to(x.device)
+                    return x[idx]
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    counts = torch.zeros(10)
+                    counts += x.sum()
+                    return counts.numpy()
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    return torch.where(x > 0, x, torch.tensor(0.0))
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x, **kw):
+                    return x * torch.ones(x.shape[0], **kw)
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    return x[torch.tensor(self.index)]
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    return x * torch.tensor([0.5, 2.0])
+        """),
+        Valid("""
+            import torch
+            def build(x):
+                mask = torch.ones(x.shape[0])
+                return x * mask
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    mask = torch.ones(3)
+                    mask = x > 0
+                    return x * mask
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    steps = torch.arange(4)
+                    return [self.blocks[i](x) for i in steps.tolist()]
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x, shape=torch.zeros(2)):
+                    return x
+        """),
+        Valid("""
+            import torch
+            def psnr_loss(preds, target, base: float = 10.0):
+                return (preds - target).pow(2).mean().log() * (10 / torch.log(torch.tensor(base)))
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    buf = torch.empty(x.shape)
+                    buf.copy_(x)
+                    return buf
+        """),
+        Valid("""
+            import torch
+            class Net(nn.Module):
+                def training_step(self, batch, batch_idx):
+                    x, y = batch
+                    return x * torch.ones(x.shape[0])
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def causal(self, n):
+                    mask = torch.triu(torch.ones(n, n), diagonal=1)
+                    return mask.masked_fill(mask == 1, float('-inf'))
+                def forward(self, x):
+                    return x + self.causal(x.shape[1]).to(x.device)
+        """),
+        Valid("""
+            import torch
+            class Patchify(nn.Module):
+                def forward(self, img):
+                    valid = torch.ones(img.shape[0], dtype=torch.bool)
+                    return img, valid
+        """),
+    )
+    invalid = (
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    mask = torch.ones(x.shape[0])  # expect: TL102
+                    return x * mask
+        """, fixed="""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    mask = torch.ones(x.shape[0], device=x.device)
+                    return x * mask
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x, lengths):
+                    mask = torch.arange(x.shape[1])[None, :] < lengths[:, None]  # expect: TL102
+                    return x * mask[..., None]
+        """, fixed="""
+            import torch
+            class M(nn.Module):
+                def forward(self, x, lengths):
+                    mask = torch.arange(x.shape[1], device=lengths.device)[None, :] < lengths[:, None]
+                    return x * mask[..., None]
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    keep = torch.ones(x.shape[1], dtype=torch.bool)  # expect: TL102
+                    keep[0] = False
+                    return x[:, keep]
+        """, fixed="""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    keep = torch.ones(x.shape[1], dtype=torch.bool, device=x.device)
+                    keep[0] = False
+                    return x[:, keep]
+        """),
+        Invalid("""
+            import torch
+            import torch.nn.functional as F
+            def my_loss(pred, target):
+                return F.cross_entropy(pred, target, weight=torch.ones(pred.shape[1]))  # expect: TL102
+        """, fixed="""
+            import torch
+            import torch.nn.functional as F
+            def my_loss(pred, target):
+                return F.cross_entropy(pred, target, weight=torch.ones(pred.shape[1], device=pred.device))
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, scores):
+                    causal = torch.triu(torch.ones(scores.shape[-1], scores.shape[-1]), diagonal=1).bool()  # expect: TL102
+                    return scores.masked_fill(causal, float('-inf'))
+        """, fixed="""
+            import torch
+            class M(nn.Module):
+                def forward(self, scores):
+                    causal = torch.triu(torch.ones(scores.shape[-1], scores.shape[-1], device=scores.device), diagonal=1).bool()
+                    return scores.masked_fill(causal, float('-inf'))
+        """),
+        Invalid("""
+            import torch
+            class Shuffle(nn.Module):
+                def forward(self, x):
+                    if self.training:
+                        B, H, W, C = x.shape
+                        r = torch.randperm(H * W)  # expect: TL102
+                        x = x.reshape(B, -1, C)
+                        x = x[:, r, :].reshape(B, H, W, -1)
+                    return x
+        """, fixed="""
+            import torch
+            class Shuffle(nn.Module):
+                def forward(self, x):
+                    if self.training:
+                        B, H, W, C = x.shape
+                        r = torch.randperm(H * W, device=x.device)
+                        x = x.reshape(B, -1, C)
+                        x = x[:, r, :].reshape(B, H, W, -1)
+                    return x
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    return self.head(x[torch.randperm(x.shape[0])])  # expect: TL102
+        """, fixed="""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    return self.head(x[torch.randperm(x.shape[0], device=x.device)])
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    size = torch.tensor(x.shape[2:])  # expect: TL102
+                    return self.proj(x) / size.prod()
+        """, fixed="""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    size = torch.tensor(x.shape[2:], device=x.device)
+                    return self.proj(x) / size.prod()
+        """),
+    )
+
+    def __init__(self, ctx, sink) -> None:
+        super().__init__(ctx, sink)
+        # (function, name) -> (factory call, the expression the name was assigned, its indentation)
+        self._stored = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._builds_on_host(node):
+            return
+        flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname)
+        if flow.meets is not None:
+            self._flag(node, flow.meets, self.ctx.indentation())
+            return
+        target = assigned_name(flow.parent, flow.top)
+        if target is not None:
+            self._stored[(self.ctx.scope.function, target)] = (node, flow.top, self.ctx.indentation())
+
+    def visit_Name(self, node: cst.Name) -> None:
+        stored = self._stored.get((self.ctx.scope.function, node.value))
+        if stored is None or self.ctx.value_of(node.value) is not stored[1]:
+            return
+        if self.ctx.uses_member(node.value, _HOST_OR_MOVE):
+            return
+        flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname)
+        if flow.meets is not None:
+            self._flag(stored[0], flow.meets, stored[2])
+
+    def _builds_on_host(self, node: cst.Call) -> bool:
+        factory = host_factory(self.ctx, node)
+        if factory not in FACTORIES or self.ctx.in_definition():
+            return False
+        if factory in DATA_FACTORIES:
+            data = data_argument(node)
+            return data is not None and self._sequence_data(data) and not constant_data(data)
+        return True
+
+    def _sequence_data(self, data: cst.BaseExpression) -> bool:
+        """Data that makes a tensor of at least one dimension and is not a tensor itself: a
+        list, tuple or shape. (A 0-d CPU tensor mixes with CUDA tensors without any copy.)"""
+        if isinstance(data, cst.Name):
+            data = self.ctx.value_of(data.value) or data
+        if isinstance(data, (cst.List, cst.Tuple, cst.ListComp)):
+            return True
+        if isinstance(data, cst.Call) and self.ctx.qualname(data.func) in ("builtins.list", "builtins.tuple"):
+            return True
+        if isinstance(data, cst.Subscript):  # x.shape[2:]
+            data = data.value
+        return _is_shape(data) and self.ctx.tensor_kind(data) == NOT
+
+    def _flag(self, factory: cst.Call, meets: cst.BaseExpression, indentation) -> None:
+        name = _device_name(meets, self.ctx.tensor_kind)
+        fix = ()
+        if name is not None:
+            fixed = with_keyword(factory, "device", attribute(cst.Name(name.value), "device"))
+            fix = (Replacement(factory, code_in_block(self.ctx.module, fixed, indentation)),)
+        self.report(factory, replacements=fix, hot_when=in_model_code)

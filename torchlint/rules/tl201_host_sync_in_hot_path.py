@@ -1,0 +1,339 @@
+"""TL201 host-sync-in-hot-path: reading a tensor's value on the host in code that runs every step."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+
+from torchlint.context import TENSOR
+from torchlint.context.scopes import Scope, in_model_code
+from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
+from torchlint.rules.base import Invalid, Rule, Valid
+from torchlint.syntax import method_call, positional
+
+
+# Arguments an API takes only in host memory (name, position): a `.cpu()` for them cannot be
+# avoided, and costs nothing when the value is on the host already (lengths from a collate function).
+_HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": ("lengths", 1)}
+
+
+def _per_call_or_per_element(repeats: bool):
+    """Keep a sync in model code always; in step code only where it repeats per element."""
+
+    def keep(scope: Scope) -> bool:
+        return in_model_code(scope) or repeats or scope.repeats_within_hot()
+
+    return keep
+
+
+class HostSyncInHotPath(Rule):
+    code = "TL201"
+    name = "host-sync-in-hot-path"
+    message = (
+        "host-device sync in a hot path: the CPU waits for every queued GPU kernel and copies the "
+        "value back; keep it on the device"
+    )
+    what = (
+        "Finds operations that need a tensor's value on the host: `.item()`, `.tolist()`, "
+        "`.cpu()`, `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `if t:` / `while t:` / "
+        "`x if t else y` on a tensor, and `print(t)`. In `forward`, loss functions and loss "
+        "modules (and their helpers) every one is reported. In step code (`training_step` and its "
+        "family, training-loop bodies) only those that run once per element are reported: inside "
+        "a loop or comprehension nested in the step. A single `loss.item()` per step for logging, a "
+        "running total or a progress bar is accepted: it costs one sync per step, the price of "
+        "looking at the loss, and flagging it would bury the per-element syncs that cost thousands."
+    )
+    why = (
+        "CUDA kernels run asynchronously: PyTorch queues them and the CPU runs ahead to prepare the "
+        "next ones. Reading a value on the host needs a device-to-host copy and a stream "
+        "synchronisation: the CPU stops until every queued kernel has finished, and the GPU then "
+        "idles while the CPU launches the next kernels. Once per step that is a small bubble; in "
+        "`forward` or a loss it happens on every call, and in a per-row loop once per element "
+        "(each row adds its own kernel launches plus a copy and a sync)."
+    )
+    example = Invalid("""
+        import torch
+
+        def l1_loss(pred, target):
+            total = 0.0
+            for i in range(pred.shape[0]):
+                total += (pred[i] - target[i]).abs().sum().item()  # expect: TL201
+            return total
+    """)
+    use_instead = Valid("""
+        import torch
+
+        def l1_loss(pred, target):
+            return (pred - target).abs().sum()  # a tensor; call .item() once, where you log it
+    """)
+    fix_safety = (
+        "No fix: keeping the value on the device changes types (a tensor instead of a float) and "
+        "control flow (`torch.where` instead of `if`). Not reported on host tensors "
+        "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
+        "`raise` (its message is built only when training fails) or an `assert` (a debug check "
+        "that `python -O` removes), for shapes and sizes (`int(x.shape[0])`), for identity tests "
+        "(`if mask is None`), or for bare parameters whose use shows nothing tensor-like "
+        "(`if use_cache:`), nor for the `lengths` given to `pack_padded_sequence`, which takes them "
+        "only in host memory (already there when they come from the collate function)."
+    )
+    valid = (
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    if x.shape[0] == 0:
+                        raise ValueError(f'empty batch, sum {x.sum().item()}')
+                    return x
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    assert (x >= 0).all(), x.min().item()
+                    return x
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x, arr):
+                    t = torch.from_numpy(arr)
+                    return x * t.sum().item()
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    rates = torch.linspace(0, 0.1, len(self.blocks)).tolist()
+                    for block, rate in zip(self.blocks, rates):
+                        x = block(x, rate)
+                    return x
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x, mask=None, use_cache=False):
+                    if mask is None or use_cache:
+                        return x
+                    side = int(x.shape[-1] ** 0.5)
+                    return x.view(-1, side, side) * mask
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x, return_attn):
+                    if return_attn:
+                        return x, x
+                    return x
+        """),
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+            for x, y in loader:
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                optimizer.step()
+                running_loss += loss.item()
+                print(f'loss {loss.item():.3f}')
+                writer.add_scalar('loss', loss.item(), step)
+        """),
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+            class Net(LightningModule):
+                def training_step(self, batch, batch_idx):
+                    x, y = batch
+                    loss = F.cross_entropy(self(x), y)
+                    if batch_idx % 100 == 0:
+                        self.log('loss', loss.item())
+                    return loss
+        """),
+        Valid("""
+            import torch
+            def evaluate(model, loader):
+                return [model(x).argmax(1).tolist() for x in loader]
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def __init__(self, w):
+                    super().__init__()
+                    self.n = int(torch.tensor(w).sum().item())
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    print(x.shape)
+                    return x
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x, step):
+                    if self._should_checkpoint(step):
+                        return self.ckpt(x)
+                    return x
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+            class Encoder(nn.Module):
+                def forward(self, x, lengths):
+                    packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True)
+                    return self.rnn(packed)
+        """),
+        Valid("""
+            import torch
+            def check_finite_loss(loss: Optional[Tensor]) -> None:
+                if loss is not None and not torch.isfinite(loss).all():
+                    raise ValueError(f'loss is {loss}')
+        """),
+    )
+    invalid = (
+        Invalid("""
+            import torch
+            def l1_loss(pred, target):
+                total = 0.0
+                for i in range(pred.shape[0]):
+                    total += (pred[i] - target[i]).abs().sum().item()  # expect: TL201
+                return total
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    if x.sum() > 0:  # expect: TL201
+                        x = x * 2
+                    return x
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    scale = float(x.abs().max())  # expect: TL201
+                    return x / scale
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    x = self.conv(x)
+                    print(x)  # expect: TL201
+                    return x.flatten(1)
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    boxes = self.head(x).cpu()  # expect: TL201
+                    return boxes
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x, lengths):
+                    return [x[i, :n] for i, n in enumerate(lengths.tolist())]  # expect: TL201
+        """),
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    keep = torch.isfinite(x).all()
+                    while not keep:  # expect: TL201
+                        x = x.nan_to_num()
+                        keep = torch.isfinite(x).all()
+                    return x
+        """),
+        Invalid("""
+            import torch
+            import torch.nn.functional as F
+            for x, y in loader:
+                out = model(x)
+                loss = F.cross_entropy(out, y)
+                loss.backward()
+                optimizer.step()
+                probs = F.softmax(out, dim=1)
+                for p in probs:
+                    confidences.append(p.max().item())  # expect: TL201
+        """),
+        Invalid("""
+            import torch
+            import torch.nn.functional as F
+            class Net(LightningModule):
+                def training_step(self, batch, batch_idx):
+                    x, y = batch
+                    logits = self.net(x)
+                    loss = F.cross_entropy(logits, y)
+                    preds = F.softmax(logits, dim=1).argmax(1)
+                    for i in range(len(y)):
+                        self.hits += int(preds[i] == y[i])  # expect: TL201
+                    return loss
+        """),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        method = method_call(node, *HOST_READ_METHODS)
+        if method is not None:
+            if self.ctx.tensor_kind(method.value) == TENSOR and not self._host_argument(node):
+                self._flag(node, f"`.{method.attr.value}()`")
+            return
+        name = self.ctx.qualname(node.func)
+        args = positional(node)
+        if name in HOST_READ_BUILTINS and len(node.args) == 1 and args and self.ctx.surely_tensor(args[0].value):
+            self._flag(node, f"`{name[9:]}(tensor)`")
+        elif name == "builtins.print" and any(self._shows_tensor(arg.value) for arg in node.args):
+            self._flag(node, "`print(tensor)`")
+
+    def visit_If(self, node: cst.If) -> None:
+        self._truth_test(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._truth_test(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._truth_test(node.test)
+
+    def _truth_test(self, test: cst.BaseExpression) -> None:
+        for operand in _truth_operands(test):
+            if self.ctx.surely_tensor(operand):
+                self._flag(operand, "a truth test on a tensor")
+
+    def _host_argument(self, node: cst.Call) -> bool:
+        """Is ``node`` passed where the callee requires a host value (``pack_padded_sequence``'s lengths)?"""
+        arg, call = self.ctx.parent, self.ctx.ancestors[-2] if len(self.ctx.ancestors) > 1 else None
+        if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+            return False
+        wanted = _HOST_ARGUMENTS.get(self.ctx.qualname(call.func) or "")
+        if wanted is None:
+            return False
+        name, position = wanted
+        if arg.keyword is not None:
+            return arg.keyword.value == name
+        args = positional(call)
+        return len(args) > position and args[position] is arg
+
+    def _shows_tensor(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.FormattedString):
+            return any(
+                isinstance(part, cst.FormattedStringExpression) and self.ctx.surely_tensor(part.expression)
+                for part in node.parts
+            )
+        return self.ctx.surely_tensor(node)
+
+    def _flag(self, node: cst.CSTNode, what: str) -> None:
+        if self.ctx.in_error_path() or self.ctx.in_definition():
+            return
+        message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
+        self.report(node, message, hot_when=_per_call_or_per_element(self.ctx.in_comprehension()))
+
+
+def _truth_operands(test: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
+    """The expressions whose truth value ``if test:`` asks for."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        yield from _truth_operands(test.expression)
+    elif isinstance(test, cst.BooleanOperation):
+        yield from _truth_operands(test.left)
+        yield from _truth_operands(test.right)
+    else:
+        yield test

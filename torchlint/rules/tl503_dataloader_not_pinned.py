@@ -1,0 +1,287 @@
+"""TL503 dataloader-not-pinned: batches copied to the GPU from pageable memory, or blocking."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import libcst as cst
+
+from torchlint.context.devices import device_move
+from torchlint.context.loaders import PIN_MEMORY_POSITION, argument, dataloader_call, has_workers, iterated_loader
+from torchlint.rewrite import code_in_block, with_keyword
+from torchlint.rules.base import Invalid, Replacement, Rule, Valid
+from torchlint.syntax import keyword, literal_value, target_names
+
+
+def _true(node: Optional[cst.BaseExpression]) -> bool:
+    return node is not None and literal_value(node) is True
+
+
+def _batch_of_element(ancestors, name: str) -> Optional[str]:
+    """The batch ``b`` whose elements ``name`` walks in an enclosing comprehension:
+    ``{k: v.to(device) for k, v in b.items()}``, ``tuple(t.cuda() for t in b)``."""
+    for node in reversed(ancestors):
+        if not isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            continue
+        comp = node.for_in
+        if name not in set(target_names(comp.target)):
+            continue
+        source = comp.iter
+        if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and not source.args:
+            source = source.func.value if source.func.attr.value in ("items", "values") else source
+        return source.value if isinstance(source, cst.Name) else None
+    return None
+
+
+class DataloaderNotPinned(Rule):
+    code = "TL503"
+    name = "dataloader-not-pinned"
+    message = (
+        "batches from this DataLoader are copied to the GPU from pageable memory; pass "
+        "`pin_memory=True` so the copy can be asynchronous"
+    )
+    non_blocking_message = (
+        "copy of a batch from a pinned DataLoader without `non_blocking=True`: it still blocks "
+        "until the GPU is idle"
+    )
+    fix = "unsafe"
+    triggers = ("DataLoader",)
+    what = (
+        "Finds the pair that makes host-to-device copies of batches asynchronous: a "
+        "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
+        "(`x.to(device)`, `x.cuda()`, or element by element: `{k: v.to(device) for k, v in batch.items()}`) "
+        "in a `for` loop over it in the same function; and, for a "
+        "loader with `pin_memory=True`, such a move without `non_blocking=True`. Only in files that "
+        "use CUDA."
+    )
+    why = (
+        "A copy from ordinary (pageable) host memory goes through a staging buffer of the driver, "
+        "and PyTorch makes it synchronous: the CPU waits until every kernel already queued has run "
+        "and the copy is done, so it cannot prepare the next step meanwhile. From pinned memory "
+        "with `non_blocking=True`, the copy is one asynchronous DMA that overlaps with the CPU's "
+        "work. `DataLoader(pin_memory=True)` pins batches in a background thread, off the training "
+        "step; both halves are needed, since a blocking copy from pinned memory still waits."
+    )
+    example = Invalid("""
+        from torch.utils.data import DataLoader
+
+        loader = DataLoader(dataset, batch_size=64, num_workers=8)  # expect: TL503
+        for x, y in loader:
+            x, y = x.to("cuda"), y.to("cuda")
+    """)
+    use_instead = Valid("""
+        from torch.utils.data import DataLoader
+
+        loader = DataLoader(dataset, batch_size=64, num_workers=8, pin_memory=True)
+        for x, y in loader:
+            x, y = x.to("cuda", non_blocking=True), y.to("cuda", non_blocking=True)
+    """)
+    fix_safety = (
+        "Unsafe: pinned memory is page-locked and taken from the host's RAM, so very large batches "
+        "or many loaders can exhaust it; on a machine without a GPU `pin_memory=True` only warns. "
+        "With `non_blocking=True` the CPU no longer waits for the copy, so code that reads the "
+        "host tensor's values later through another path than the copied tensor could observe it "
+        "being reused. Explicit `.pin_memory()` calls inside the step are never suggested: pinning "
+        "on the fly costs more than the copy it speeds up; for the same reason a loader without "
+        "workers (which would pin in the training process itself) is not asked to pin."
+    )
+    valid = (
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, pin_memory=True)
+            for x in loader:
+                x = x.to('cuda', non_blocking=True)
+        """),
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, pin_memory=use_cuda)
+            for x in loader:
+                x = x.cuda()
+        """),
+        Valid("""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=2)
+            for x in loader:
+                x = x.to(device)
+        """),
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=2)
+            for x in loader:
+                x = x.to(torch.float16)
+            model.cuda()
+        """),
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=2)
+            for x in loader:
+                x = x.to('cpu')
+            model.cuda()
+        """),
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=2, **kw)
+            for x in loader:
+                x = x.cuda()
+        """),
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=2)
+            loader = wrap(loader)
+            for x in loader:
+                x = x.cuda()
+        """),
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=2)
+            for x in loader:
+                y = torch.zeros(3).cuda()
+        """),
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=64)
+            for x in loader:
+                x = x.cuda()
+        """),
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=2)
+            for batch in loader:
+                extra = [t.cuda() for t in buffers]
+                model(batch, extra)
+        """),
+    )
+    invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4)  # expect: TL503
+            for x, y in loader:
+                x, y = x.cuda(), y.cuda()
+        """, fixed="""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+        """),
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def train(model, ds, device):
+                loader = DataLoader(ds, batch_size=32, pin_memory=True)
+                for step, (x, y) in enumerate(loader):
+                    x = x.to(device)  # expect: TL503
+                    loss = model(x, y.to(device, non_blocking=True))
+            device = torch.device('cuda')
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def train(model, ds, device):
+                loader = DataLoader(ds, batch_size=32, pin_memory=True)
+                for step, (x, y) in enumerate(loader):
+                    x = x.to(device, non_blocking=True)
+                    loss = model(x, y.to(device, non_blocking=True))
+            device = torch.device('cuda')
+        """),
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def fit(model, ds, epochs):
+                loader = DataLoader(  # expect: TL503
+                    ds,
+                    num_workers=4,
+                )
+                for x in loader:
+                    model(x.cuda())
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def fit(model, ds, epochs):
+                loader = DataLoader(
+                    ds,
+                    num_workers=4,
+                    pin_memory=True,
+                )
+                for x in loader:
+                    model(x.cuda(non_blocking=True))
+        """),
+        Invalid("""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=True)
+            for batch in loader:
+                batch = {k: v.to('cuda') for k, v in batch.items()}  # expect: TL503
+        """, fixed="""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=True)
+            for batch in loader:
+                batch = {k: v.to('cuda', non_blocking=True) for k, v in batch.items()}
+        """),
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4)  # expect: TL503
+            for batch in loader:
+                batch = tuple(t.to('cuda') for t in batch)
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=True)
+            for batch in loader:
+                batch = tuple(t.to('cuda', non_blocking=True) for t in batch)
+        """),
+    )
+
+    def __init__(self, ctx, sink) -> None:
+        super().__init__(ctx, sink)
+        self._loops = []  # (for node, names bound to batches, the loader call)
+        self._indentation: Dict[int, Tuple[str, ...]] = {}  # id(loader call) -> its block's indentation
+
+    def visit_For(self, node: cst.For) -> None:
+        loader = iterated_loader(self.ctx, node.iter)
+        if loader is not None and self.ctx.uses_cuda and not self.ctx.is_test_module:
+            self._loops.append((node, frozenset(target_names(node.target)), loader))
+
+    def leave_For(self, node: cst.For) -> None:
+        if self._loops and self._loops[-1][0] is node:
+            self._loops.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if dataloader_call(self.ctx, node):
+            self._indentation[id(node)] = self.ctx.indentation()
+        if not self._loops or device_move(self.ctx, node) is None:
+            return
+        owner = node.func.value
+        if not isinstance(owner, cst.Name) or self.ctx.value_of(owner.value) is not None:
+            return  # not a batch as the loop bound it
+        batch = _batch_of_element(self.ctx.ancestors, owner.value) or owner.value
+        if batch != owner.value and self.ctx.value_of(batch) is not None:
+            return
+        for _, names, loader in self._loops:
+            if batch in names:
+                self._check(loader, node)
+                return
+
+    def _check(self, loader: cst.Call, move: cst.Call) -> None:
+        pin = argument(loader, "pin_memory", PIN_MEMORY_POSITION)
+        module = self.ctx.module
+        if pin is None and has_workers(loader):
+            fixed = with_keyword(loader, "pin_memory", cst.Name("True"))
+            text = code_in_block(module, fixed, self._indentation.get(id(loader), ()))
+            self.report(loader, replacements=(Replacement(loader, text),))
+        elif _true(pin) and not _true(getattr(keyword(move, "non_blocking"), "value", None)):
+            if keyword(move, "non_blocking") is None:
+                fixed = with_keyword(move, "non_blocking", cst.Name("True"))
+                text = code_in_block(module, fixed, self.ctx.indentation())
+                self.report(move, self.non_blocking_message, (Replacement(move, text),))
+            else:
+                self.report(move, self.non_blocking_message)
