@@ -106,7 +106,6 @@ def _run_rules(
         raise
     except Exception as error:  # a rule's hook raised: find which, report it, go on without it
         raise _RuleFailed(_culprit(error, rules), error) from error
-    context.settle()
     return findings
 
 

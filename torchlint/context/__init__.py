@@ -3,26 +3,30 @@
 ``FileContext`` is the first listener of the walk: it enters and leaves scopes, records
 imports and assignments, and notices training loops, before any rule sees a node.
 Rules ask it questions (``qualname``, ``tensor_kind``, ``value_of``, ``scope``) instead of
-re-deriving the answers.
+re-deriving the answers. Names resolve through enclosing functions to the module, and
+``self.<attribute>`` through what the class assigns to it.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.context.dataflow import Assignments, self_attributes, uses_cuda
+from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
+from torchlint.context.facts import FunctionFacts, attribute_kinds, evaluates_dataset, export_only_branch, takes_step
 from torchlint.context.imports import ImportTable
 from torchlint.context.scopes import MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers
 from torchlint.context.tensors import (
-    HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TensorInference, dimension_source, parameter_kind, shape_source,
+    BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference,
+    dimension_source, parameter_kind, shape_source,
 )
-from torchlint.syntax import dotted_name, is_name
-from torchlint.walker import descendants
+from torchlint.syntax import dotted_name
 
-__all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "MODEL", "STEP"]
+__all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "BATCH", "MODEL", "STEP"]
+
+_TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
 
 class FileContext:
@@ -37,20 +41,18 @@ class FileContext:
         self.module_scope = Scope("module", "<module>", None, module)
         self.scope = self.module_scope
         self._hot_functions = hot_functions
-        self._functions: List[Scope] = []
-        # Per function scope: local name -> tensor kind, and the history of assigned values.
-        self._kinds: Dict[Scope, Dict[str, Optional[str]]] = {self.module_scope: {}}
-        self._values: Dict[Scope, Assignments] = {self.module_scope: Assignments()}
+        self._scopes: List[Scope] = []  # every function and loop, for settling hot paths
+        self._bindings: Dict[Scope, Bindings] = {self.module_scope: Bindings()}
         self._order: Dict[int, int] = {}  # id(assigned expression) -> its assignment number
         self._assignments = 0
         self._uses_cuda: Optional[bool] = None
         self._test_module: Optional[bool] = None
         self.datasets = DatasetFacts(self)
         self._class_attributes: Dict[Scope, Dict[str, Optional[cst.BaseExpression]]] = {}
-        # Per function scope: names unpacked from a tensor's shape (`b, c = x.shape`) -> the tensor.
-        self._dims: Dict[Scope, Dict[str, cst.BaseExpression]] = {self.module_scope: {}}
-        self._evidence: Dict[tuple, bool] = {}
-        self._inference = TensorInference(self.qualname, self._name_kind)
+        self._attribute_kinds: Dict[Scope, Dict[str, Optional[str]]] = {}
+        self._facts: Dict[Scope, FunctionFacts] = {}
+        self._terminating: Set[int] = set()  # ids of `if` statements every branch of which terminates
+        self._inference = TensorInference(self.qualname, self._name_kind, self._self_attribute_kind)
 
     # ---- questions rules ask -------------------------------------------------------
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
@@ -61,7 +63,7 @@ class FileContext:
 
     def bound(self, name: str) -> bool:
         """Has ``name`` been bound so far in the current function (a parameter or assignment)?"""
-        return name in self._kinds[self.scope.function]
+        return name in self._here.kinds
 
     def value_of(
         self, name: str, before: Optional[cst.BaseExpression] = None
@@ -74,12 +76,16 @@ class FileContext:
         order = self._order.get(id(before)) if before is not None else None
         if before is not None and order is None:
             return None
-        return self._values[self.scope.function].latest(name, order)
+        return self._here.latest(name, order)
+
+    def global_value(self, name: str) -> Optional[cst.BaseExpression]:
+        """The expression last assigned to ``name`` at module level so far."""
+        return self._bindings[self.module_scope].latest(name)
 
     def attribute_value(self, name: str) -> Optional[cst.BaseExpression]:
         """The one expression assigned to ``self.<name>`` in the enclosing class, if unique."""
-        cls = self.scope.enclosing_class if self.scope.kind != "class" else self.scope
-        if cls is None or not isinstance(cls.node, cst.ClassDef):
+        cls = self._class()
+        if cls is None:
             return None
         attributes = self._class_attributes.get(cls)
         if attributes is None:
@@ -95,7 +101,7 @@ class FileContext:
 
     @property
     def is_test_module(self) -> bool:
-        """The file holds tests: by its path, its imports (pytest/unittest) or ``test_*`` functions."""
+        """The file holds tests (see ``datasets.is_test_module``)."""
         if self._test_module is None:
             self._test_module = is_test_module(self.module, self.imports, self.path)
         return self._test_module
@@ -105,11 +111,23 @@ class FileContext:
         (an assert's check is also stripped by ``python -O``)."""
         return self.inside(cst.Raise, cst.Assert)
 
+    def in_export_branch(self) -> bool:
+        """Inside a branch that runs only while exporting, tracing or scripting the model
+        (``if torch.onnx.is_in_onnx_export():``, ``if self.onnx_trace:``)."""
+        ancestors = self.ancestors
+        for index, node in enumerate(ancestors[:-1]):
+            if isinstance(node, cst.If):
+                branch = ancestors[index + 1]
+                taken = "body" if branch is node.body else "orelse" if branch is node.orelse else None
+                if taken is not None and export_only_branch(node.test, self.qualname) == taken:
+                    return True
+        return False
+
     def sized_tensor(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The tensor whose dimension ``node`` holds (``x.shape[0]``, ``x.size(1)``, ``len(x)``,
         or a name assigned or unpacked from those), else None."""
         if isinstance(node, cst.Name):
-            dims = self._dims[self.scope.function]
+            dims = self._here.dims
             if node.value in dims:
                 return dims[node.value]
             value = self.value_of(node.value)
@@ -122,12 +140,13 @@ class FileContext:
 
     def uses_member(self, name: str, members: FrozenSet[str]) -> bool:
         """Does the current function use ``name.<member>`` for one of ``members``?"""
-        return self._function_fact((name, members), lambda body: _uses_member(body, name, members))
+        return not self._function_facts().members.get(name, frozenset()).isdisjoint(members)
 
     def surely_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A ``TENSOR`` with more evidence than a parameter's name: a name used like a tensor
         (``x.shape``) or assigned from such a value, a torch function's result, a tensor-only
-        method's result (``m.any()``), or an expression over one of those."""
+        method's result (``m.any()``), a tensor attribute of ``self`` (a parameter or a
+        buffer), or an expression over one of those."""
         if depth > 4 or self.tensor_kind(node) != TENSOR:
             return False
         depth += 1
@@ -143,8 +162,12 @@ class FileContext:
             return self.surely_tensor(node.left, depth) or self.surely_tensor(node.right, depth)
         if isinstance(node, cst.UnaryOperation):
             return self.surely_tensor(node.expression, depth)
+        if isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
+            return True  # its kind comes from what the class assigns to it
         if isinstance(node, (cst.Subscript, cst.Attribute)):
             return self.surely_tensor(node.value, depth)
+        if isinstance(node, cst.IfExp):
+            return self.surely_tensor(node.body, depth) and self.surely_tensor(node.orelse, depth)
         if isinstance(node, cst.Call):
             if (self.qualname(node.func) or "").startswith("torch."):
                 return True
@@ -159,16 +182,19 @@ class FileContext:
         return self.inside(cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
     def written_into(self, name: str) -> bool:
-        """Is ``name`` filled in place in the current function (``name[i] = v``,
-        ``name[i] += v``, ``name.fill_(v)``)?"""
-        return self._function_fact((name, "written"), lambda body: _writes_into(body, name))
+        """Is ``name`` filled element by element in the current function (``name[i] = v``,
+        ``name[i] += v``, ``name.index_put_(...)``)? Whole-tensor initialisers
+        (``fill_``, ``zero_``, ``uniform_``, ...) do not count."""
+        return name in self._function_facts().written
 
     def used_as_tensor(self, name: str) -> bool:
         """Is ``name`` used with a member only tensors have (``x.shape``, ``x.view(...)``) in
         the current function, and not type-tested (``isinstance(x, ...)``: code that takes
         tensors or collections)? Tells a tensor from a list of tensors."""
-        type_tested = self._function_fact((name, "isinstance"), lambda body: _type_tested(body, name))
-        return not type_tested and self.uses_member(name, TENSOR_ONLY_MEMBERS)
+        facts = self._function_facts()
+        return name not in facts.type_tested and not facts.members.get(name, frozenset()).isdisjoint(
+            TENSOR_ONLY_MEMBERS
+        )
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:
@@ -187,26 +213,69 @@ class FileContext:
     def inside(self, *types: type) -> bool:
         return any(isinstance(node, types) for node in self.ancestors)
 
-    def settle(self) -> None:
-        """Resolve hotness that depends on the whole file (helpers of hot functions)."""
-        settle_helpers(self.module_scope, self._functions)
+    def leave_Module(self, node: cst.Module) -> None:
+        """Resolve hotness that depends on the whole file (helpers of hot code); rules'
+        own ``leave_Module`` hooks run after this."""
+        settle_helpers(self.module_scope, self._scopes)
 
-    def _function_fact(self, question: tuple, answer: Callable[[cst.CSTNode], bool]) -> bool:
-        """``answer`` about the current function's whole definition, computed once per function."""
-        function = self.scope.function
-        key = (id(function), *question)
-        if key not in self._evidence:
-            self._evidence[key] = function.node is not None and answer(function.node)
-        return self._evidence[key]
+    # ---- names --------------------------------------------------------------------------
+    @property
+    def _here(self) -> Bindings:
+        return self._bindings[self.scope.function]
 
-    # ---- the traversal ---------------------------------------------------------------
+    def _holder(self, name: str) -> Optional[Bindings]:
+        """The bindings ``name`` resolves to here: the current function's, an enclosing
+        function's, or the module's."""
+        scope: Optional[Scope] = self.scope.function
+        while scope is not None:
+            bindings = self._bindings.get(scope)
+            if bindings is not None and name in bindings.kinds:
+                return bindings
+            scope = scope.parent
+        return None
+
     def _name_kind(self, name: str) -> Optional[str]:
-        return self._kinds[self.scope.function].get(name)
+        holder = self._holder(name)
+        if holder is None:
+            return None
+        kind = holder.kinds[name]
+        if kind is None and holder is self._here and self._torch_evidence(name):
+            return TENSOR  # `logits = model(x)` ... `F.cross_entropy(logits, y)`
+        return kind
+
+    def _torch_evidence(self, name: str) -> bool:
+        """Is ``name`` used in the current function in a way only torch tensors are
+        (``x.backward()``, ``x.detach()``, an argument of ``F.*`` or a torch op)?"""
+        facts = self._function_facts()
+        if name in facts.type_tested:
+            return False
+        return name in facts.torch_arguments or not facts.members.get(name, frozenset()).isdisjoint(TORCH_ONLY_MEMBERS)
+
+    def _function_facts(self) -> FunctionFacts:
+        function = self.scope.function
+        facts = self._facts.get(function)
+        if facts is None:
+            facts = self._facts[function] = FunctionFacts.of(function.node, self.qualname)
+        return facts
+
+    def _class(self) -> Optional[Scope]:
+        cls = self.scope.enclosing_class if self.scope.kind != "class" else self.scope
+        return cls if cls is not None and isinstance(cls.node, cst.ClassDef) else None
+
+    def _self_attribute_kind(self, name: str) -> Optional[str]:
+        cls = self._class()
+        if cls is None:
+            return None
+        kinds = self._attribute_kinds.get(cls)
+        if kinds is None:
+            kinds = self._attribute_kinds[cls] = attribute_kinds(cls.node, self.qualname)
+        return kinds.get(name)
 
     def _next_order(self) -> int:
         self._assignments += 1
         return self._assignments
 
+    # ---- the traversal ---------------------------------------------------------------
     def _push(self, scope: Scope) -> None:
         self.scope = scope
 
@@ -221,9 +290,9 @@ class FileContext:
         self.imports.add(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        scope = Scope("class", node.name.value, self.scope, node)
-        if self.scope.kind in ("module", "class"):
-            self.scope.methods[node.name.value] = scope
+        bases = tuple(filter(None, (dotted_name(arg.value) for arg in node.bases)))
+        scope = Scope("class", node.name.value, self.scope, node, bases=bases)
+        self._register(scope)
         self._push(scope)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
@@ -232,50 +301,106 @@ class FileContext:
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         name = node.name.value
         owner = self.scope
-        class_name = owner.name if owner.kind == "class" else None
+        cls = owner if owner.kind == "class" else None
         scope = Scope("function", name, owner, node)
-        scope.hot_reason, scope.hot_kind = function_hotness(name, class_name, self._hot_functions)
-        if owner.kind in ("module", "class"):
-            owner.methods[name] = scope
-        self._functions.append(scope)
-        self._kinds[scope] = kinds = {}
-        self._values[scope] = Assignments()
-        self._dims[scope] = {}
+        scope.hot_reason, scope.hot_kind = function_hotness(
+            name, cls.name if cls else None, self._hot_functions, cls.bases if cls else ()
+        )
+        if scope.hot_reason and scope.hot_reason.startswith("loss function") and evaluates_dataset(node, self.qualname):
+            scope.hot_reason, scope.hot_kind, scope.cold = None, None, True  # `def epoch_loss(model, loader)`
+        self._register(scope)
+        self._scopes.append(scope)
+        self._bindings[scope] = bindings = Bindings()
         # Annotations count everywhere (a helper may turn out hot); forward and loss inputs
         # are assumed to be tensors unless they say otherwise.
         assume_tensor = scope.hot_kind == MODEL
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.name.value not in ("self", "cls"):
-                kinds[param.name.value] = parameter_kind(param, self.qualname, assume_tensor)
+                bindings.kinds[param.name.value] = parameter_kind(param, self.qualname, assume_tensor)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                bindings.kinds[star.name.value] = NOT
         self._push(scope)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._pop()
 
+    def _register(self, scope: Scope) -> None:
+        """Make a function or class findable by name from where it is defined."""
+        owner = self.scope if self.scope.kind == "class" else self.scope.function
+        owner.methods[scope.name] = scope
+
     def visit_For(self, node: cst.For) -> None:
-        if not (isinstance(node.target, cst.Tuple) and self._bind_zipped(node.target, node.iter)):
-            self._bind_target(node.target, self._element_kind(node.iter))
-        self._push(Scope("loop", "for", self.scope, node))
+        loop = self._enter_loop(node, "for")
+        batches = loop.hot_kind == STEP
+        if not (isinstance(node.target, cst.Tuple) and self._bind_zipped(node.target, node.iter, batches)):
+            self._bind_target(node.target, self._element_kind(node.iter, batches))
 
     def leave_For(self, node: cst.For) -> None:
         self._pop()
 
     def visit_While(self, node: cst.While) -> None:
-        self._push(Scope("loop", "while", self.scope, node))
+        self._enter_loop(node, "while")
 
     def leave_While(self, node: cst.While) -> None:
         self._pop()
 
-    def visit_Call(self, node: cst.Call) -> None:
-        loop = self.scope
-        if loop.kind == "loop" and loop.hot_reason is None and is_training_step_call(node.func):
+    def _enter_loop(self, node: cst.CSTNode, name: str) -> Scope:
+        loop = Scope("loop", name, self.scope, node)
+        if takes_step(node.body):
             loop.hot_reason, loop.hot_kind = "training loop", STEP
+        self._scopes.append(loop)
+        self._push(loop)
+        return loop
+
+    def visit_If(self, node: cst.If) -> None:
+        self._here.enter_if(self._assignments)
+
+    def leave_If(self, node: cst.If) -> None:
+        bindings = self._here
+        if bindings.leave_if(node.orelse is not None):
+            self._terminating.add(id(node))
+        parent = self.parent
+        if isinstance(parent, cst.If) and parent.orelse is node:  # an `elif`: the outer `if`'s else branch ends
+            bindings.end_branch(id(node) in self._terminating, self._assignments)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._end_branch(node)
+
+    def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._end_branch(node)
+
+    def _end_branch(self, block: cst.BaseSuite) -> None:
+        parent = self.parent
+        if (isinstance(parent, cst.If) and parent.body is block) or isinstance(parent, cst.Else) and isinstance(
+            self.ancestors[-2] if len(self.ancestors) > 1 else None, cst.If
+        ):
+            self._here.end_branch(self._terminates(block), self._assignments)
+
+    def _terminates(self, block: cst.BaseSuite) -> bool:
+        """Does ``block`` end in ``return``/``raise``/``continue``/``break`` (or an ``if``
+        every branch of which does)?"""
+        if not block.body:
+            return False
+        last = block.body[-1]
+        if isinstance(last, cst.SimpleStatementLine):
+            return bool(last.body) and isinstance(last.body[-1], _TERMINATORS)
+        if isinstance(last, cst.If):
+            return id(last) in self._terminating
+        return isinstance(last, _TERMINATORS)
+
+    def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        scope = self.scope
+        if is_training_step_call(func) and scope.kind == "function":
+            scope.steps = True
+        if scope.kind == "class":
+            return
         if isinstance(func, cst.Name) or (
             isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
         ):
-            self.scope.function.called.add(dotted_name(func) or "")
+            scope.called.add(dotted_name(func) or "")
 
     def leave_Assign(self, node: cst.Assign) -> None:
         kind = self.tensor_kind(node.value)
@@ -288,25 +413,25 @@ class FileContext:
 
     def leave_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
-            kinds = self._kinds[self.scope.function]
+            bindings = self._here
             name = node.target.value
-            kinds[name] = kinds.get(name) if kinds.get(name) in (TENSOR, HOST) else None
-            self._values[self.scope.function].bind(name, None, self._next_order())
+            kind = bindings.kinds.get(name)
+            bindings.bind(name, kind if kind in (TENSOR, HOST) else None, None, self._next_order())
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             self._bind_target(node.asname.name, None)
 
-    def _bind_zipped(self, target: cst.Tuple, iterable: cst.BaseExpression) -> bool:
+    def _bind_zipped(self, target: cst.Tuple, iterable: cst.BaseExpression, batches: bool) -> bool:
         """``for a, b in zip(x, y)`` / ``for i, row in enumerate(x)``: elements of each side."""
         if not isinstance(iterable, cst.Call) or any(arg.keyword or arg.star for arg in iterable.args):
             return False
         name = self.qualname(iterable.func)
         sources = [arg.value for arg in iterable.args]
-        if name == "builtins.enumerate" and len(sources) == 1:
-            kinds = [NOT, self._element_kind(sources[0])]
+        if name == "builtins.enumerate" and 1 <= len(sources) <= 2:
+            kinds = [NOT, self._element_kind(sources[0], batches)]
         elif name == "builtins.zip":
-            kinds = [self._element_kind(source) for source in sources]
+            kinds = [self._element_kind(source, batches) for source in sources]
         else:
             return False
         if len(kinds) != len(target.elements):
@@ -315,61 +440,29 @@ class FileContext:
             self._bind_target(element.value, kind)
         return True
 
-    def _element_kind(self, iterable: cst.BaseExpression) -> Optional[str]:
-        """What iterating ``iterable`` yields: a tensor's (or a host tensor's) rows are tensors."""
-        return TENSOR if self.tensor_kind(iterable) in (TENSOR, HOST) else None
+    def _element_kind(self, iterable: cst.BaseExpression, batches: bool = False) -> Optional[str]:
+        """What iterating ``iterable`` yields: a tensor's (or a host tensor's) rows are tensors;
+        what a training loop draws from anything that is not a known container is a batch."""
+        kind = self.tensor_kind(iterable)
+        if kind in (TENSOR, HOST):
+            return TENSOR
+        return BATCH if batches and kind is None else None
 
     def _bind_target(
         self, target: cst.BaseExpression, kind: Optional[str], value: Optional[cst.BaseExpression] = None
     ) -> None:
-        function = self.scope.function
+        bindings = self._here
         if isinstance(target, cst.Name):
-            self._kinds[function][target.value] = kind
-            self._dims[function].pop(target.value, None)
             order = self._next_order()
             if value is not None:
                 self._order[id(value)] = order
-            self._values[function].bind(target.value, value, order)
+            bindings.bind(target.value, kind, value, order)
         elif isinstance(target, (cst.Tuple, cst.List)):
             shaped = shape_source(value, self.tensor_kind) if value is not None else None
+            element_kind = NOT if shaped is not None else TENSOR if kind == BATCH else None
             for element in target.elements:
-                self._bind_target(element.value, NOT if shaped is not None else None)
+                self._bind_target(element.value, element_kind)
                 if shaped is not None and isinstance(element.value, cst.Name):
-                    self._dims[function][element.value.value] = shaped
+                    bindings.dims[element.value.value] = shaped
         elif isinstance(target, cst.StarredElement):
             self._bind_target(target.value, NOT)
-
-
-def _uses_member(root: cst.CSTNode, name: str, members: FrozenSet[str]) -> bool:
-    return any(
-        isinstance(node, cst.Attribute)
-        and node.attr.value in members
-        and is_name(node.value, name)
-        for node in descendants(root)
-    )
-
-
-def _writes_into(root: cst.CSTNode, name: str) -> bool:
-    for node in descendants(root):
-        target = node.target if isinstance(node, (cst.AssignTarget, cst.AugAssign)) else None
-        if isinstance(target, cst.Subscript) and is_name(target.value, name):
-            return True
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and is_name(node.func.value, name)
-            and node.func.attr.value.endswith("_")
-            and not node.func.attr.value.startswith("_")
-        ):
-            return True
-    return False
-
-
-def _type_tested(root: cst.CSTNode, name: str) -> bool:
-    return any(
-        isinstance(node, cst.Call)
-        and is_name(node.func, "isinstance")
-        and node.args
-        and is_name(node.args[0].value, name)
-        for node in descendants(root)
-    )

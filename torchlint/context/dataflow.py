@@ -1,31 +1,62 @@
-"""Simple dataflow: the expressions assigned to each local name, in source order.
+"""Simple dataflow: what each name of one function holds, in source order, across branches.
 
-Each function keeps, per name, the history of what was assigned to it, so that a chain of
-reassignments (``img = img[:, ::-1]`` ... ``img = img.transpose(2, 0, 1)``) can be followed
-backwards: the ``img`` inside an assigned expression is the value it had *before* that
-assignment. An opaque rebinding (a loop target, ``x += 1``, tuple unpacking) is recorded as
-``None`` and stops the trail.
+Each function (and the module) keeps, per name, its tensor kind now and the history of the
+expressions assigned to it, so that a chain of reassignments (``img = img[:, ::-1]`` ...
+``img = img.transpose(2, 0, 1)``) can be followed backwards: the ``img`` inside an assigned
+expression is the value it had *before* that assignment. An opaque rebinding (a loop
+target, ``x += 1``, tuple unpacking) is recorded as ``None`` and stops the trail.
+
+Branches: after an ``if``/``else``, a name's kind is the one every branch that falls
+through agrees on (a tensor on every path is a tensor; a list on one path and a tensor on
+another is unknown). What a branch that ends in ``return``, ``raise``, ``continue`` or
+``break`` binds is forgotten once the walk leaves it: the code after the branch never sees it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-_CUDA_USE = re.compile(r"\.cuda\(|\bcuda\.|[\"']cuda")
+from torchlint.context.tensors import UNBOUND, merge_kinds
+
+_CUDA_USE = re.compile(r"\.cuda\(|\bcuda\.|[\"']cuda|\.to\(\s*(self\.)?\w*(device|gpu)\w*\s*[,)]")
 MAX_TRAIL = 20  # a trail of reassignments longer than this is not followed
 
 
-class Assignments:
-    """Assignment histories of one function's local names."""
+@dataclass
+class _Branches:
+    """An ``if`` statement being walked: what its names were before it, and after each branch."""
+
+    start: int  # the assignment number when the current branch began
+    before: Dict[str, Optional[str]] = field(default_factory=dict)  # kinds before the statement
+    bound: Set[str] = field(default_factory=set)  # names the current branch binds
+    ends: List[Dict[str, Optional[str]]] = field(default_factory=list)  # kinds after each falling-through branch
+    all_terminate: bool = True
+
+
+class Bindings:
+    """What the names of one function (or of the module) hold."""
 
     def __init__(self) -> None:
+        self.kinds: Dict[str, Optional[str]] = {}
+        self.dims: Dict[str, cst.BaseExpression] = {}  # names unpacked from a shape -> the tensor
         self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression]]]] = {}
+        self._branches: List[_Branches] = []
 
-    def bind(self, name: str, value: Optional[cst.BaseExpression], order: int) -> None:
+    def bind(self, name: str, kind: Optional[str], value: Optional[cst.BaseExpression], order: int) -> None:
+        self.set_kind(name, kind)
+        self.dims.pop(name, None)
         self._history.setdefault(name, []).append((order, value))
+
+    def set_kind(self, name: str, kind: Optional[str]) -> None:
+        if self._branches:
+            frame = self._branches[-1]
+            frame.before.setdefault(name, self.kinds.get(name, UNBOUND))
+            frame.bound.add(name)
+        self.kinds[name] = kind
 
     def latest(self, name: str, before: Optional[int] = None) -> Optional[cst.BaseExpression]:
         """The value bound last (before the assignment numbered ``before``, if given)."""
@@ -33,6 +64,42 @@ class Assignments:
             if before is None or order < before:
                 return value
         return None
+
+    # ---- branches: the traversal calls these around each ``if`` ----------------------------
+    def enter_if(self, order: int) -> None:
+        self._branches.append(_Branches(order))
+
+    def end_branch(self, terminates: bool, order: int) -> None:
+        """The current branch of the innermost ``if`` ends; the next one starts from the same state."""
+        frame = self._branches[-1]
+        if terminates:
+            for name in frame.bound:  # its bindings are dead after it
+                self._history[name] = [(o, v) for o, v in self._history[name] if not frame.start < o <= order]
+        else:
+            frame.all_terminate = False
+            frame.ends.append({name: self.kinds.get(name, UNBOUND) for name in frame.bound})
+        for name in frame.bound:
+            before = frame.before[name]
+            if before == UNBOUND:
+                self.kinds.pop(name, None)
+            else:
+                self.kinds[name] = before
+        frame.bound = set()
+        frame.start = order
+
+    def leave_if(self, has_else: bool) -> bool:
+        """Merge the branches of the innermost ``if``; True when every branch terminates."""
+        frame = self._branches.pop()
+        if not has_else:
+            frame.ends.append({})
+            frame.all_terminate = False
+        if frame.all_terminate:
+            return True
+        for name, before in frame.before.items():
+            kind = merge_kinds([end.get(name, before) for end in frame.ends])
+            if any(name in end for end in frame.ends):
+                self.set_kind(name, kind)
+        return False
 
 
 def self_attributes(cls: cst.ClassDef) -> Dict[str, Optional[cst.BaseExpression]]:
@@ -54,5 +121,6 @@ def self_attributes(cls: cst.ClassDef) -> Dict[str, Optional[cst.BaseExpression]
 
 
 def uses_cuda(code: str) -> bool:
-    """Does the file's text move anything to, or ask anything of, a CUDA device?"""
+    """Does the file's text move anything to, or ask anything of, a CUDA device (or a device
+    held in a variable named so: ``x.to(device)``)?"""
     return bool(_CUDA_USE.search(code))

@@ -31,7 +31,8 @@ _LOSS_NAME = re.compile(
     r"\w*loss(es)?(_fn|_func|_function)?$",
     re.IGNORECASE,
 )
-_LOSS_CLASS = re.compile(r"(Loss|Criterion)$")
+_LOSS_CLASS = re.compile(r"Loss|Criterion")  # a class or base named like one: FocalLoss, _Loss, SetCriterion
+_STEP_FUNCTION = re.compile(r"step|iter|batch|update", re.IGNORECASE)
 _OPTIMIZER_NAME = re.compile(r"optim|^opt$|^opt_|_opt$|scaler", re.IGNORECASE)
 
 
@@ -43,8 +44,11 @@ class Scope:
     node: Optional[cst.CSTNode] = None
     hot_reason: Optional[str] = None
     hot_kind: Optional[str] = None  # MODEL or STEP, set together with hot_reason
-    methods: Dict[str, "Scope"] = field(default_factory=dict)  # class and module scopes
+    methods: Dict[str, "Scope"] = field(default_factory=dict)  # functions and classes defined directly inside
     called: Set[str] = field(default_factory=set)  # names of helpers called from here
+    bases: Tuple[str, ...] = ()  # class scopes: the dotted names of the bases
+    cold: bool = False  # evaluation over a dataset: never hot, whatever calls it
+    steps: bool = False  # a function that takes an optimisation step (`.backward()` outside loops)
 
     @property
     def function(self) -> "Scope":
@@ -98,11 +102,13 @@ def in_model_code(scope: Scope) -> bool:
     return scope.hot_kind_of() == MODEL
 
 
-def function_hotness(name: str, class_name: Optional[str], extra: FrozenSet[str]) -> Tuple[Optional[str], Optional[str]]:
+def function_hotness(
+    name: str, class_name: Optional[str], extra: FrozenSet[str], bases: Tuple[str, ...] = ()
+) -> Tuple[Optional[str], Optional[str]]:
     """(reason, kind) for a function that runs once per step, else (None, None)."""
     if class_name is not None and name == "forward":
         return f"{class_name}.forward", MODEL
-    if class_name is not None and name == "__call__" and _LOSS_CLASS.search(class_name):
+    if class_name is not None and name == "__call__" and any(_LOSS_CLASS.search(n) for n in (class_name, *bases)):
         return f"{class_name}.__call__", MODEL
     if name in STEP_METHODS or name in extra:
         return name, STEP
@@ -125,23 +131,43 @@ def is_training_step_call(func: cst.BaseExpression) -> bool:
     return isinstance(owner, cst.Name) and bool(_OPTIMIZER_NAME.search(owner.value))
 
 
-def settle_helpers(module_scope: Scope, functions: List[Scope]) -> None:
-    """Mark functions called from hot scopes as hot, until nothing changes."""
+def settle_helpers(module_scope: Scope, scopes: List[Scope]) -> None:
+    """Settle hot paths for the whole file: functions that take an optimisation step and are
+    called from a loop, then (until nothing changes) functions called from hot code. A class
+    constructed in hot code makes its ``__init__`` hot, not its other methods."""
+    called_in_loops = {name for scope in scopes if scope.kind == "loop" for name in scope.called}
+    for scope in scopes:
+        if scope.steps and scope.hot_reason is None and not scope.cold and (
+            scope.name in called_in_loops or f"self.{scope.name}" in called_in_loops or _STEP_FUNCTION.search(scope.name)
+        ):
+            scope.hot_reason, scope.hot_kind = f"training step {scope.name}", STEP
     changed = True
     while changed:
         changed = False
-        for scope in functions:
+        for scope in scopes:
             if scope.hot_path() is None:
                 continue
-            cls = scope.enclosing_class
             kind = scope.hot_kind_of()
             for name in scope.called:
-                owner_name, _, attr = name.partition(".")
-                if attr:  # self.helper(...)
-                    target = cls.methods.get(attr) if cls and owner_name == "self" else None
-                else:
-                    target = module_scope.methods.get(name)
-                if target is not None and target.hot_reason is None:
+                target = _callee(scope, module_scope, name)
+                if target is not None and target.hot_reason is None and not target.cold:
                     target.hot_reason = f"{target.name} (called from {scope.hot_path()})"
                     target.hot_kind = kind
                     changed = True
+
+
+def _callee(caller: Scope, module_scope: Scope, name: str) -> Optional[Scope]:
+    """The function a call of ``name`` (``helper`` or ``self.helper``) from ``caller`` runs."""
+    owner_name, _, attr = name.partition(".")
+    if attr:
+        cls = caller.enclosing_class
+        return cls.methods.get(attr) if cls is not None and owner_name == "self" else None
+    scope: Optional[Scope] = caller
+    while scope is not None:
+        if scope.kind in ("function", "module") and name in scope.methods:
+            target = scope.methods[name]
+            if target.kind == "class":
+                return target.methods.get("__init__")
+            return target
+        scope = scope.parent
+    return None

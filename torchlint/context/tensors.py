@@ -3,6 +3,8 @@
 Answers ``TENSOR`` (a tensor, device unknown), ``HOST`` (a tensor known to be in host
 memory, e.g. from ``torch.from_numpy`` or ``.cpu()``), ``NOT`` (certainly not a tensor)
 or ``None`` (unknown). Rules act on ``TENSOR``/``HOST`` and stay silent on ``None``.
+``BATCH`` is what a training loop draws from its loader: a tensor, or a tuple, list or
+dict of tensors, so its items are tensors.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, dat
 TENSOR = "tensor"
 HOST = "host"
 NOT = "not"
+BATCH = "batch"
 
 # torch.* callables that return something other than a tensor.
 _NON_TENSOR_PREFIXES = (
@@ -49,24 +52,33 @@ _TENSOR_ATTRS = frozenset("T mT H mH data real imag grad".split())
 _NON_TENSOR_ANNOTATIONS = frozenset("int float bool str list dict tuple set bytes None".split())
 
 
+def is_tensor_op(qualname: str) -> bool:
+    """Is ``qualname`` a public torch function that computes a tensor from tensors (not a
+    factory, a query, or part of an API that returns other things)?"""
+    if "._" in qualname or not qualname.startswith("torch.") or factory_name(qualname) is not None:
+        return False
+    last = qualname.rsplit(".", 1)[-1]
+    if last.startswith(("is_", "get_")) or last in ("device_count", "current_device", "from_numpy"):
+        return False  # torch.mtia.is_available(), torch.neuron.device_count(), ...
+    return qualname.startswith(_TENSOR_PREFIXES) or not qualname.startswith(_NON_TENSOR_PREFIXES)
+
+
 def torch_call_kind(qualname: str, call: cst.Call, kind: Callable) -> Optional[str]:
     """Kind of the result of ``call``, a call of the torch function ``qualname``."""
     if qualname == "torch.from_numpy":
         return HOST
     if "._" in qualname:
         return None  # private API: no promises
-    last = qualname.rsplit(".", 1)[-1]
-    if last.startswith(("is_", "get_")) or last in ("device_count", "current_device"):
-        return NOT  # torch.mtia.is_available(), torch.neuron.device_count(), ...
     factory = factory_name(qualname)
     if factory is not None:
         return _factory_kind(factory, call, kind)
-    if qualname.startswith(_TENSOR_PREFIXES) or (
-        qualname.startswith("torch.") and not qualname.startswith(_NON_TENSOR_PREFIXES)
-    ):
+    if is_tensor_op(qualname):
         # An op stays where its inputs are: host in, host out.
         kinds = {kind(arg.value) for arg in call.args}
         return HOST if HOST in kinds and TENSOR not in kinds and None not in kinds else TENSOR
+    last = qualname.rsplit(".", 1)[-1]
+    if last.startswith(("is_", "get_")) or last in ("device_count", "current_device"):
+        return NOT
     return None
 
 
@@ -113,11 +125,12 @@ def parameter_kind(param: cst.Param, qualname: Callable, assume_tensor: bool = T
 
 
 class TensorInference:
-    """Kinds of expressions, given the kinds of local names."""
+    """Kinds of expressions, given the kinds of names and of ``self``'s attributes."""
 
-    def __init__(self, qualname: Callable, name_kind: Callable) -> None:
+    def __init__(self, qualname: Callable, name_kind: Callable, attribute_kind: Callable) -> None:
         self._qualname = qualname
         self._name_kind = name_kind
+        self._self_attribute_kind = attribute_kind
 
     def kind(self, node: cst.BaseExpression) -> Optional[str]:
         if isinstance(node, cst.Name):
@@ -125,12 +138,20 @@ class TensorInference:
         if isinstance(node, cst.Call):
             return self._call_kind(node)
         if isinstance(node, cst.Attribute):
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                return self._self_attribute_kind(node.attr.value)
             return self._attribute_kind(node)
         if isinstance(node, cst.Subscript):
             if shape_source(node.value, self.kind) is not None:
                 return NOT  # x.shape[0], x.size()[1:]
             inner = self.kind(node.value)
+            if inner == BATCH:
+                return TENSOR  # batch["image"], batch[0]
             return inner if inner in (TENSOR, HOST) else None
+        if isinstance(node, cst.IfExp):
+            return merge_kinds([self.kind(node.body), self.kind(node.orelse)])
+        if isinstance(node, cst.BooleanOperation):
+            return merge_kinds([self.kind(node.left), self.kind(node.right)])
         if isinstance(node, cst.BinaryOperation):
             return _combine(self.kind(node.left), self.kind(node.right))
         if isinstance(node, cst.UnaryOperation):
@@ -161,6 +182,8 @@ class TensorInference:
                 return TENSOR
             return None
         owner_kind = self.kind(owner)
+        if owner_kind == BATCH and method in _DEVICE_METHODS:
+            return BATCH
         if owner_kind not in (TENSOR, HOST):
             return None
         if method in _NON_TENSOR_METHODS:
@@ -182,12 +205,41 @@ class TensorInference:
         return None
 
 
+UNBOUND = "unbound"  # a name's kind before its first binding
+
+
+def merge_kinds(kinds) -> Optional[str]:
+    """The kind of a value that is one of ``kinds`` depending on the path taken."""
+    known = [kind for kind in kinds if kind != UNBOUND]
+    if not known:
+        return None
+    if all(kind == known[0] for kind in known):
+        return known[0]
+    if all(kind in (TENSOR, HOST) for kind in known):
+        return TENSOR  # on the host on one path only: the device is unknown
+    return None
+
+
 def _combine(left: Optional[str], right: Optional[str]) -> Optional[str]:
     if TENSOR in (left, right):
         return TENSOR
     if HOST in (left, right):
         return HOST
     return None
+
+
+# Members that only torch tensors have (numpy arrays, lists and numbers lack them): a name
+# used with one holds a tensor.
+TORCH_ONLY_MEMBERS = frozenset(
+    "backward detach cpu cuda numpy requires_grad grad grad_fn device is_cuda unsqueeze permute contiguous "
+    "masked_fill masked_fill_ new_zeros new_ones new_empty new_full new_tensor type_as softmax log_softmax "
+    "float half long bool to expand expand_as repeat_interleave numel data_ptr".split()
+)
+# torch functions whose positional arguments are not (all) tensors: sequences, data, sizes.
+NOT_TENSOR_ARGUMENTS = frozenset(
+    "cat concat concatenate stack hstack vstack dstack column_stack row_stack broadcast_tensors meshgrid "
+    "block_diag cartesian_prod einsum tensor as_tensor asarray from_numpy is_tensor numel save load".split()
+)
 
 
 # Attributes and methods that only tensors have (a list of tensors has none of them).

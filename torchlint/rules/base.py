@@ -130,7 +130,10 @@ class Rule:
     ) -> None:
         """Report ``node``. With ``hot_when`` it counts only if the current scope turns out
         hot and ``hot_when(scope)`` holds once the file is settled (e.g.
-        ``context.scopes.in_model_code``)."""
+        ``context.scopes.in_model_code``). Code that runs only while exporting or tracing
+        the model is never reported."""
+        if self.ctx.in_export_branch():
+            return
         self._sink(
             Finding(
                 self,

@@ -52,7 +52,7 @@ class DataloaderNotPinned(Rule):
         "(`x.to(device)`, `x.cuda()`, or element by element: `{k: v.to(device) for k, v in batch.items()}`) "
         "in a `for` loop over it in the same function; and, for a "
         "loader with `pin_memory=True`, such a move without `non_blocking=True`. Only in files that "
-        "use CUDA."
+        "use CUDA or move data to a device held in a variable (`x.to(device)`)."
     )
     why = (
         "A copy from ordinary (pageable) host memory goes through a staging buffer of the driver, "
@@ -99,12 +99,6 @@ class DataloaderNotPinned(Rule):
             loader = DataLoader(ds, pin_memory=use_cuda)
             for x in loader:
                 x = x.cuda()
-        """),
-        Valid("""
-            from torch.utils.data import DataLoader
-            loader = DataLoader(ds, num_workers=2)
-            for x in loader:
-                x = x.to(device)
         """),
         Valid("""
             import torch
@@ -161,6 +155,17 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=2)  # expect: TL503
+            for x in loader:
+                x = x.to(device)
+        """, fixed="""
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=2, pin_memory=True)
+            for x in loader:
+                x = x.to(device, non_blocking=True)
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
             loader = DataLoader(ds, num_workers=4)  # expect: TL503

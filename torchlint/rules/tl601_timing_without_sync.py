@@ -53,7 +53,7 @@ class TimingWithoutSync(Rule):
         "event's `elapsed_time`/`synchronize`, `print`/`float(...)` of a result, or a helper whose "
         "name contains `sync`. GPU work is a "
         "`.backward()`, an `optimizer.step()`, arithmetic on tensors, or a call on or with a tensor. Only in files that use "
-        "CUDA. A clock read inside a loop that never restarts it (`elapsed = time.time() - "
+        "CUDA or move data to a device held in a variable (`x.to(device)`). A clock read inside a loop that never restarts it (`elapsed = time.time() - "
         "start_time` for an ETA or a progress line) is not reported: it spans every iteration so "
         "far, so at most the last few queued steps are missing from it."
     )

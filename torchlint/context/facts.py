@@ -1,0 +1,180 @@
+"""Facts read from a whole function or class at once, each computed in one scan of its subtree.
+
+The traversal visits nodes in order, but some questions need the whole definition: is
+``x`` used like a tensor anywhere in this function? Is ``self.w`` a parameter? Does this
+loop take an optimisation step? Each answer here is computed once, on first demand.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterator, Optional, Set
+
+import libcst as cst
+
+from torchlint.context.scopes import is_training_step_call
+from torchlint.context.tensors import HOST, NOT_TENSOR_ARGUMENTS, TENSOR, is_tensor_op, merge_kinds, torch_call_kind
+from torchlint.syntax import dotted_name, is_name
+from torchlint.walker import descendants, iter_children
+
+# In-place methods that set every element (`w.uniform_()`): a host tensor initialised so could
+# have been made on the device. Element-wise writes (`t[i] = v`, `index_put_`) build on the host.
+_WHOLE_TENSOR_INITIALISERS = frozenset(
+    "fill_ zero_ uniform_ normal_ random_ bernoulli_ exponential_ geometric_ cauchy_ log_normal_".split()
+)
+_PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_REGISTERS = frozenset({"register_buffer", "register_parameter"})
+_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
+_EXPORT_CHECK = re.compile(r"onnx|is_scripting|is_tracing|tracing|export", re.IGNORECASE)
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While)
+
+
+@dataclass
+class FunctionFacts:
+    """How one function's body uses its names."""
+
+    members: Dict[str, Set[str]] = field(default_factory=dict)  # name -> attributes used on it
+    written: Set[str] = field(default_factory=set)  # filled element by element
+    type_tested: Set[str] = field(default_factory=set)  # isinstance(name, ...)
+    torch_arguments: Set[str] = field(default_factory=set)  # passed to F.* or a torch op
+
+    @classmethod
+    def of(cls, root: Optional[cst.CSTNode], qualname: Callable) -> "FunctionFacts":
+        facts = cls()
+        if root is None:
+            return facts
+        for node in descendants(root):
+            if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+                facts.members.setdefault(node.value.value, set()).add(node.attr.value)
+            elif isinstance(node, (cst.AssignTarget, cst.AugAssign)):
+                target = node.target
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                    facts.written.add(target.value.value)
+            elif isinstance(node, cst.Call):
+                facts._call(node, qualname)
+        return facts
+
+    def _call(self, node: cst.Call, qualname: Callable) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            method = func.attr.value
+            if method.endswith("_") and not method.startswith("_") and method not in _WHOLE_TENSOR_INITIALISERS:
+                self.written.add(func.value.value)
+        name = qualname(func) or ""
+        if name == "builtins.isinstance" and node.args and isinstance(node.args[0].value, cst.Name):
+            self.type_tested.add(node.args[0].value.value)
+        elif _takes_tensors(name):
+            for arg in node.args:
+                if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
+                    self.torch_arguments.add(arg.value.value)
+
+
+def _takes_tensors(qualname: str) -> bool:
+    """Does the torch function ``qualname`` take tensors as its positional arguments?"""
+    if qualname.startswith("torch.nn.functional."):
+        return True
+    return qualname.count(".") == 1 and qualname[6:] not in NOT_TENSOR_ARGUMENTS and is_tensor_op(qualname)
+
+
+def attribute_kinds(cls: cst.ClassDef, qualname: Callable) -> Dict[str, Optional[str]]:
+    """The tensor kinds of ``self.<name>`` in a class: parameters and buffers are tensors (they
+    move with the module), a torch call's result has its kind, anything else is unknown."""
+    found: Dict[str, list] = {}
+    for node in _own_nodes(cls.body):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                attr = target.target
+                if isinstance(attr, cst.Attribute) and is_name(attr.value, "self"):
+                    kind = _assigned_kind(node.value, attr.attr.value, qualname)
+                    if kind != "skip":
+                        found.setdefault(attr.attr.value, []).append(kind)
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self"):
+            if node.func.attr.value in _REGISTERS and node.args and isinstance(node.args[0].value, cst.SimpleString):
+                found.setdefault(str(node.args[0].value.evaluated_value), []).append(TENSOR)
+    return {name: (None if None in kinds else merge_kinds(kinds)) for name, kinds in found.items()}
+
+
+def _assigned_kind(value: cst.BaseExpression, name: str, qualname: Callable):
+    """The kind ``self.<name> = value`` gives; "skip" for ``None`` and for updates of itself."""
+    if is_name(value, "None") or any(
+        isinstance(node, cst.Attribute) and node.attr.value == name and is_name(node.value, "self")
+        for node in descendants(value)
+    ):
+        return "skip"
+    if not isinstance(value, cst.Call):
+        return None
+    called = qualname(value.func) or ""
+    if called in _PARAMETERS:
+        return TENSOR
+    if called.startswith("torch."):
+        kind = torch_call_kind(called, value, lambda _: None)
+        return kind if kind in (TENSOR, HOST) else None
+    return None
+
+
+def _own_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of a class body, without nested classes (their ``self`` is another)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in iter_children(node) if not isinstance(child, cst.ClassDef))
+
+
+def _direct_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes under ``root`` outside nested loops, functions, classes and lambdas."""
+    stack = list(iter_children(root))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _NESTED):
+            stack.extend(iter_children(node))
+
+
+def takes_step(body: cst.CSTNode) -> bool:
+    """Does a loop body take an optimisation step itself (``loss.backward()``, ``optimizer.step()``),
+    not only in a nested loop?"""
+    return any(isinstance(node, cst.Call) and is_training_step_call(node.func) for node in _direct_nodes(body))
+
+
+def evaluates_dataset(function: cst.FunctionDef, qualname: Callable) -> bool:
+    """Does a function loop over a dataset's batches (``for x, y in loader``) or run under
+    no-grad: an evaluation, not one call of a loss?"""
+    for node in _direct_nodes(function.body):
+        if isinstance(node, cst.With) and any(
+            isinstance(item.item, cst.Call) and qualname(item.item.func) in _NO_GRAD for item in node.items
+        ):
+            return True
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Tuple) and _iterates_name(node.iter, qualname):
+            return True
+    return any(qualname(decorator.decorator) in _NO_GRAD or (
+        isinstance(decorator.decorator, cst.Call) and qualname(decorator.decorator.func) in _NO_GRAD
+    ) for decorator in function.decorators)
+
+
+def _iterates_name(iterable: cst.BaseExpression, qualname: Callable) -> bool:
+    """``loader``, ``enumerate(loader)``, ``tqdm(loader)``: a plain name's elements."""
+    while isinstance(iterable, cst.Call) and iterable.args and qualname(iterable.func) != "builtins.zip":
+        if qualname(iterable.func) == "builtins.range":
+            return False
+        iterable = iterable.args[0].value
+    return isinstance(iterable, cst.Name)
+
+
+def export_only_branch(test: cst.BaseExpression, qualname: Callable) -> Optional[str]:
+    """Which branch of ``if test:`` runs only while exporting, tracing or scripting:
+    "body", "orelse" (for ``if not torch.jit.is_scripting():``) or None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = export_only_branch(test.expression, qualname)
+        return {"body": "orelse", "orelse": "body"}.get(inner or "")
+    if isinstance(test, cst.BooleanOperation):
+        sides = [export_only_branch(test.left, qualname), export_only_branch(test.right, qualname)]
+        if isinstance(test.operator, cst.Or) and sides == ["body", "body"]:
+            return "body"
+        if isinstance(test.operator, cst.And) and "body" in sides:
+            return "body"
+        return None
+    checked = test.func if isinstance(test, cst.Call) else test
+    name = dotted_name(checked)
+    return "body" if name is not None and _EXPORT_CHECK.search(name.rsplit(".", 1)[-1]) else None
