@@ -68,7 +68,7 @@ class WeightedCrossEntropy(nn.Module):
 
 class NormalizedL1(nn.Module):
     def forward(self, pred, target):
-        mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1).to(pred.device)  # expect: TL101 TL103
+        mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1).to(pred.device)  # expect: TL103
         return (pred - target).abs().div(mean).mean()
 
 

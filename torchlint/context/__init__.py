@@ -15,7 +15,9 @@ import libcst as cst
 
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
-from torchlint.context.facts import FunctionFacts, attribute_kinds, evaluates_dataset, export_only_branch, takes_step
+from torchlint.context.facts import (
+    FunctionFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, takes_step, warning_call,
+)
 from torchlint.context.imports import ImportTable
 from torchlint.context.scopes import MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers
 from torchlint.context.tensors import (
@@ -106,10 +108,23 @@ class FileContext:
             self._test_module = is_test_module(self.module, self.imports, self.path)
         return self._test_module
 
-    def in_error_path(self) -> bool:
-        """Inside a ``raise`` or an ``assert``: code that does not run in normal training
-        (an assert's check is also stripped by ``python -O``)."""
-        return self.inside(cst.Raise, cst.Assert)
+    def in_rare_path(self) -> bool:
+        """In code that does not run in normal training: a ``raise``, an ``assert`` (also
+        stripped by ``python -O``), an ``except`` handler, the arguments of a warning or an
+        error log, or a branch under a debugging or statistics flag (``if self.debug:``,
+        ``if self.collect_stats:``)."""
+        ancestors = self.ancestors
+        for index, node in enumerate(ancestors):
+            if isinstance(node, (cst.Raise, cst.Assert, cst.ExceptHandler)):
+                return True
+            if isinstance(node, cst.Call) and warning_call(node.func):
+                return True
+            if (
+                isinstance(node, cst.If) and index + 1 < len(ancestors)
+                and ancestors[index + 1] is node.body and debugging_flag(node.test)
+            ):
+                return True
+        return False
 
     def in_export_branch(self) -> bool:
         """Inside a branch that runs only while exporting, tracing or scripting the model
@@ -182,10 +197,10 @@ class FileContext:
         return self.inside(cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
     def written_into(self, name: str) -> bool:
-        """Is ``name`` filled element by element in the current function (``name[i] = v``,
-        ``name[i] += v``, ``name.index_put_(...)``)? Whole-tensor initialisers
-        (``fill_``, ``zero_``, ``uniform_``, ...) do not count."""
-        return name in self._function_facts().written
+        """Has ``name`` been filled element by element with host values since it was bound
+        (``name[i] = 0.5``, ``name[i] += v``)? A write of a device tensor into it does not
+        count: that is a copy to the host, not building on it."""
+        return name in self._here.written
 
     def used_as_tensor(self, name: str) -> bool:
         """Is ``name`` used with a member only tensors have (``x.shape``, ``x.view(...)``) in
@@ -406,12 +421,19 @@ class FileContext:
         kind = self.tensor_kind(node.value)
         for target in node.targets:
             self._bind_target(target.target, kind, node.value)
+            self._note_write(target.target, kind)
+
+    def _note_write(self, target: cst.BaseExpression, kind: Optional[str]) -> None:
+        """``t[i] = value``: ``t`` is being filled on the host (unless the value is a device tensor)."""
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and kind != TENSOR:
+            self._here.written.add(target.value.value)
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
             self._bind_target(node.target, self.tensor_kind(node.value), node.value)
 
     def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        self._note_write(node.target, self.tensor_kind(node.value))
         if isinstance(node.target, cst.Name):
             bindings = self._here
             name = node.target.value
@@ -458,6 +480,12 @@ class FileContext:
                 self._order[id(value)] = order
             bindings.bind(target.value, kind, value, order)
         elif isinstance(target, (cst.Tuple, cst.List)):
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(
+                isinstance(element, cst.StarredElement) for element in (*value.elements, *target.elements)
+            ):  # a, b = x, y
+                for element, assigned in zip(target.elements, value.elements):
+                    self._bind_target(element.value, self.tensor_kind(assigned.value), assigned.value)
+                return
             shaped = shape_source(value, self.tensor_kind) if value is not None else None
             element_kind = NOT if shaped is not None else TENSOR if kind == BATCH else None
             for element in target.elements:

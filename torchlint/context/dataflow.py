@@ -43,12 +43,14 @@ class Bindings:
     def __init__(self) -> None:
         self.kinds: Dict[str, Optional[str]] = {}
         self.dims: Dict[str, cst.BaseExpression] = {}  # names unpacked from a shape -> the tensor
+        self.written: Set[str] = set()  # names filled element by element with host values since bound
         self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression]]]] = {}
         self._branches: List[_Branches] = []
 
     def bind(self, name: str, kind: Optional[str], value: Optional[cst.BaseExpression], order: int) -> None:
         self.set_kind(name, kind)
         self.dims.pop(name, None)
+        self.written.discard(name)
         self._history.setdefault(name, []).append((order, value))
 
     def set_kind(self, name: str, kind: Optional[str]) -> None:

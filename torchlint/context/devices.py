@@ -3,17 +3,21 @@ which factory calls build a tensor in host memory."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
 
 from torchlint.context.factories import factory_name
+from torchlint.context.tensors import HOST, TENSOR
 from torchlint.rewrite import attribute
 from torchlint.syntax import dotted_name, has_star_args, keyword, method_call, positional
 
-_DEVICE_NAME = re.compile(r"device|^dev$|^dev_|_dev$|gpu|rank|cuda", re.IGNORECASE)
+# Words of a name that holds a device (`device`, `self.device`, `local_rank`, `gpu_id`); not
+# `ranking` or `development`.
+_DEVICE_WORDS = frozenset("device devices dev gpu gpus cuda rank".split())
+# Helpers that move their first argument to a device (accelerate's `send_to_device`, ...).
+_MOVING_HELPERS = frozenset({"to_device", "move_to_device", "send_to_device", "to_cuda"})
 
 
 def host_factory(ctx, node: cst.CSTNode) -> Optional[str]:
@@ -21,7 +25,7 @@ def host_factory(ctx, node: cst.CSTNode) -> Optional[str]:
     if not isinstance(node, cst.Call):
         return None
     name = factory_name(ctx.qualname(node.func))
-    if name is None or keyword(node, "device") or keyword(node, "out") or has_star_args(node):
+    if name is None or keyword(node, "device") or keyword(node, "out") or any(arg.star == "**" for arg in node.args):
         return None
     return name
 
@@ -46,7 +50,9 @@ def is_device(ctx, node: cst.BaseExpression) -> bool:
             and str(node.args[0].value.evaluated_value).startswith("cpu")
         )
     identifier = _last_identifier(node)
-    return identifier is not None and bool(_DEVICE_NAME.search(identifier))
+    return identifier is not None and (
+        "device" in identifier.lower() or not _DEVICE_WORDS.isdisjoint(identifier.lower().split("_"))
+    )
 
 
 @dataclass(frozen=True)
@@ -58,13 +64,27 @@ class Move:
     foldable: bool
 
 
+def moved_by_helper(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The value ``to_device(value, ...)`` (or another moving helper) moves, if ``call`` is one."""
+    name = dotted_name(call.func)
+    args = positional(call)
+    if name is None or name.rsplit(".", 1)[-1] not in _MOVING_HELPERS or not args:
+        return None
+    return args[0].value
+
+
 def device_move(ctx, call: cst.Call) -> Optional[Move]:
-    """The move that ``x.to(...)`` / ``x.cuda(...)`` / ``x.type_as(t)`` makes, or None if it
-    is no device move."""
-    method = method_call(call, "to", "cuda", "type_as")
+    """The move that ``x.to(...)`` / ``x.cuda(...)`` / ``x.type_as(t)`` / ``x.type(t.type())``
+    makes, or None if it is no device move. A move to another tensor's device (``x.to(t)``)
+    cannot be folded: it also takes ``t``'s dtype."""
+    method = method_call(call, "to", "cuda", "type_as", "type")
     if method is None or has_star_args(call):
         return None
     args = positional(call)
+    if method.attr.value == "type":
+        # x.type(t.type()): t's type string names its device too (`torch.cuda.FloatTensor`)
+        typed = len(call.args) == 1 and len(args) == 1 and method_call(args[0].value, "type") is not None
+        return Move(None, None, False) if typed and not args[0].value.args else None
     if method.attr.value == "type_as":
         if len(call.args) != 1 or len(args) != 1:
             return None
@@ -83,6 +103,8 @@ def device_move(ctx, call: cst.Call) -> Optional[Move]:
     device = device_kw.value if device_kw else None
     dtype = dtype_kw.value if dtype_kw else None
     if device is None:
+        if args and ctx.tensor_kind(args[0].value) in (TENSOR, HOST) and len(call.args) == 1:
+            return Move(None, None, False)  # x.to(t): t's device and dtype
         if not args or not is_device(ctx, args[0].value):
             return None
         device = args[0].value

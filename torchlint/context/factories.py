@@ -48,7 +48,10 @@ def data_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
 
 
 def constant_data(node: cst.BaseExpression) -> bool:
-    """A list or tuple literal made only of numbers (nested lists/tuples allowed)."""
+    """A list or tuple literal made only of numbers (nested lists/tuples allowed), or a choice
+    between two such literals (``[0, 0, 1] if n == 2 else [0, 0, 0, 1]``)."""
+    if isinstance(node, cst.IfExp):
+        return constant_data(node.body) and constant_data(node.orelse)
     if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
         return False
     return all(

@@ -14,19 +14,20 @@ from typing import Callable, Dict, Iterator, Optional, Set
 import libcst as cst
 
 from torchlint.context.scopes import is_training_step_call
-from torchlint.context.tensors import HOST, NOT_TENSOR_ARGUMENTS, TENSOR, is_tensor_op, merge_kinds, torch_call_kind
+from torchlint.context.tensors import HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TensorInference, is_tensor_op, merge_kinds
 from torchlint.syntax import dotted_name, is_name
 from torchlint.walker import descendants, iter_children
 
-# In-place methods that set every element (`w.uniform_()`): a host tensor initialised so could
-# have been made on the device. Element-wise writes (`t[i] = v`, `index_put_`) build on the host.
-_WHOLE_TENSOR_INITIALISERS = frozenset(
-    "fill_ zero_ uniform_ normal_ random_ bernoulli_ exponential_ geometric_ cauchy_ log_normal_".split()
-)
 _PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _REGISTERS = frozenset({"register_buffer", "register_parameter"})
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _EXPORT_CHECK = re.compile(r"onnx|is_scripting|is_tracing|tracing|export", re.IGNORECASE)
+# Words of a flag that turns on debugging output or statistics (`self.debug`, `collect_stats`).
+_DEBUGGING_WORDS = frozenset(
+    "debug debugging verbose stats statistics collect profile profiling monitor logging print printing "
+    "visualize visualise plot".split()
+)
+_WARNING_CALLS = frozenset("warn warning error exception critical fatal".split())
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While)
 
 
@@ -35,7 +36,6 @@ class FunctionFacts:
     """How one function's body uses its names."""
 
     members: Dict[str, Set[str]] = field(default_factory=dict)  # name -> attributes used on it
-    written: Set[str] = field(default_factory=set)  # filled element by element
     type_tested: Set[str] = field(default_factory=set)  # isinstance(name, ...)
     torch_arguments: Set[str] = field(default_factory=set)  # passed to F.* or a torch op
 
@@ -47,21 +47,12 @@ class FunctionFacts:
         for node in descendants(root):
             if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
                 facts.members.setdefault(node.value.value, set()).add(node.attr.value)
-            elif isinstance(node, (cst.AssignTarget, cst.AugAssign)):
-                target = node.target
-                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                    facts.written.add(target.value.value)
             elif isinstance(node, cst.Call):
                 facts._call(node, qualname)
         return facts
 
     def _call(self, node: cst.Call, qualname: Callable) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            method = func.attr.value
-            if method.endswith("_") and not method.startswith("_") and method not in _WHOLE_TENSOR_INITIALISERS:
-                self.written.add(func.value.value)
-        name = qualname(func) or ""
+        name = qualname(node.func) or ""
         if name == "builtins.isinstance" and node.args and isinstance(node.args[0].value, cst.Name):
             self.type_tested.add(node.args[0].value.value)
         elif _takes_tensors(name):
@@ -102,15 +93,10 @@ def _assigned_kind(value: cst.BaseExpression, name: str, qualname: Callable):
         for node in descendants(value)
     ):
         return "skip"
-    if not isinstance(value, cst.Call):
-        return None
-    called = qualname(value.func) or ""
-    if called in _PARAMETERS:
+    if isinstance(value, cst.Call) and qualname(value.func) in _PARAMETERS:
         return TENSOR
-    if called.startswith("torch."):
-        kind = torch_call_kind(called, value, lambda _: None)
-        return kind if kind in (TENSOR, HOST) else None
-    return None
+    kind = TensorInference(qualname, lambda _: None, lambda _: None).kind(value)
+    return kind if kind in (TENSOR, HOST) else None
 
 
 def _own_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -160,6 +146,21 @@ def _iterates_name(iterable: cst.BaseExpression, qualname: Callable) -> bool:
             return False
         iterable = iterable.args[0].value
     return isinstance(iterable, cst.Name)
+
+
+def debugging_flag(test: cst.BaseExpression) -> bool:
+    """Is ``test`` a flag for debugging output or statistics (``self.debug``, ``verbose``,
+    ``self.collect_stats and ...``)?"""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return debugging_flag(test.left) or debugging_flag(test.right)
+    name = dotted_name(test)
+    return name is not None and not _DEBUGGING_WORDS.isdisjoint(name.rsplit(".", 1)[-1].lower().split("_"))
+
+
+def warning_call(func: cst.BaseExpression) -> bool:
+    """``warnings.warn``, ``logger.warning``, ``log.error``: a call that reports a problem."""
+    name = dotted_name(func)
+    return name is not None and name.rsplit(".", 1)[-1] in _WARNING_CALLS
 
 
 def export_only_branch(test: cst.BaseExpression, qualname: Callable) -> Optional[str]:

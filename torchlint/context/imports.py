@@ -27,9 +27,15 @@ _BUILTINS = frozenset(
 )
 
 
+# What a star import (`from fastai.basics import *`) conventionally brings, for names no
+# import binds explicitly.
+_STAR_CONVENTIONS = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "np": "numpy"}
+
+
 class ImportTable:
     def __init__(self) -> None:
         self.names: Dict[str, str] = {}
+        self.star = False  # the module has a `from ... import *`
 
     def add(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.Import):
@@ -43,7 +49,10 @@ class ImportTable:
                     head = full.split(".", 1)[0]
                     self.names[head] = head
         elif isinstance(node, cst.ImportFrom):
-            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            if isinstance(node.names, cst.ImportStar):
+                self.star = True
+                return
+            if node.relative or node.module is None:
                 return
             module = dotted_name(node.module)
             for alias in node.names:
@@ -62,6 +71,8 @@ class ImportTable:
             return None
         head, _, rest = dotted.partition(".")
         target = self.names.get(head)
+        if target is None and self.star:
+            target = _STAR_CONVENTIONS.get(head)
         if target is None:
             return f"builtins.{head}" if head in _BUILTINS and not rest else None
         full = f"{target}.{rest}" if rest else target

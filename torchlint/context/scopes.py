@@ -22,13 +22,14 @@ import libcst as cst
 MODEL = "model"
 STEP = "step"
 STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
-# A name ending in `loss` is a loss function, unless its prefix says it reports or checks a loss,
+# A name ending in `loss` (or a `loss_*` computation: `loss_by_feat`, `loss_labels`) is a loss
+# function, unless its prefix says it reports or checks a loss,
 # builds one (`build_loss(cfg)`: runs once), or evaluates one over a dataset (`evaluate_loss`).
 _LOSS_NAME = re.compile(
     r"^(?!(plot|log|print|save|show|report|record|track|update|best|check|assert|validate|verify|warn|is|has"
     r"|get|build|make|create|init|setup|load|select|choose|configure|register"
     r"|estimate|evaluate|evaluation|eval|val|validation|test)_)"
-    r"\w*loss(es)?(_fn|_func|_function)?$",
+    r"(\w*loss(es)?(_fn|_func|_function)?|loss_\w+)$",
     re.IGNORECASE,
 )
 _LOSS_CLASS = re.compile(r"Loss|Criterion")  # a class or base named like one: FocalLoss, _Loss, SetCriterion

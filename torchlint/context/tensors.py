@@ -35,6 +35,7 @@ _NON_TENSOR_PREFIXES = (
     "torch.serialization.", "torch.distributions.", "torch.futures.", "torch.random.", "torch.ao.",
     "torch.quantization.", "torch.version", "torch.mlu.", "torch.npu.", "torch.hpu.", "torch.xla",
     "torch.accelerator.", "torch.package.", "torch.func.", "torch.monitor.", "torch.signal.",
+    "torch.equal", "torch.allclose",
 )
 _TENSOR_PREFIXES = ("torch.nn.functional.",)
 _NON_TENSOR_METHODS = frozenset(

@@ -2,45 +2,54 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
-from torchlint.context.devices import Move, device_move, host_factory
-from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, constant_data, data_argument, number_literal
+from torchlint.context import HOST, TENSOR
+from torchlint.context.dataflow import MAX_TRAIL
+
+from torchlint.context.devices import Move, device_move, host_factory, moved_by_helper
+from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS
 from torchlint.rewrite import code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Replacement, Rule, Valid
-from torchlint.syntax import method_call, positional
+from torchlint.syntax import dotted_name, method_call, positional
+from torchlint.walker import descendants
 
 
-# Methods that only change a tensor's shape: the factory under them can take `device=` itself.
-_VIEWS = frozenset("view reshape unsqueeze squeeze permute transpose t flatten expand".split())
-
-
-def _literal_data(call: cst.Call) -> bool:
-    data = data_argument(call)
-    return data is not None and (constant_data(data) or number_literal(data))
-
-
-def _carries_host_data(call: cst.Call, factory: str) -> bool:
-    """``torch.ByteTensor(storage)``: a legacy constructor given one non-literal argument
-    copies data that lives on the host anyway (sizes would be several, or literal)."""
-    if factory not in LEGACY_CONSTRUCTORS:
-        return False
-    args = positional(call)
-    return len(args) == 1 and not isinstance(args[0].value, cst.Integer) and not _literal_data(call)
+# Methods that return the same tensor, reshaped or filled in place: the factory under them can
+# take `device=` itself.
+_PASS_THROUGH = frozenset(
+    "view reshape unsqueeze squeeze permute transpose t flatten expand "
+    "fill_ zero_ uniform_ normal_ random_ bernoulli_ exponential_ "
+    "float double half bfloat16 long int short bool byte".split()
+)
+# Further steps a host tensor goes through and stays on the host (not foldable into the factory).
+_STAYS_ON_HOST = _PASS_THROUGH | frozenset("repeat expand_as contiguous clone detach round abs".split())
 
 
 def _copies_host_data(call: cst.Call, factory: str) -> bool:
-    """The factory copies data that lives on the host anyway (``torch.tensor(token_ids)``):
-    with ``device=`` it would be built on the host and copied just the same."""
-    return (factory in DATA_FACTORIES and not _literal_data(call)) or _carries_host_data(call, factory)
+    """The factory copies data the host holds (``torch.tensor(ids)``, ``torch.tensor([0.5, 2.0])``,
+    ``torch.LongTensor(indices)``): with ``device=`` it would be built there and copied just
+    the same. Legacy constructors given sizes (``torch.FloatTensor(3, 4)``) make no data."""
+    if factory in DATA_FACTORIES:
+        return True
+    if factory not in LEGACY_CONSTRUCTORS:
+        return False
+    args = positional(call)
+    return len(args) == 1 and not isinstance(args[0].value, cst.Integer)
 
 
-def _under_views(node: cst.BaseExpression) -> cst.BaseExpression:
-    """The expression under a chain of view methods: ``f(...)`` for ``f(...).view(1, -1).t()``."""
-    attribute = method_call(node, *_VIEWS)
-    while attribute is not None:
-        node = attribute.value
-        attribute = method_call(node, *_VIEWS)
+def _has_call(node: cst.BaseExpression) -> bool:
+    return any(isinstance(child, cst.Call) for child in descendants(node))
+
+
+def _under_chain(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The expression under a chain of pass-through methods: ``f(...)`` for ``f(...).view(1, -1).t()``."""
+    method = method_call(node, *_PASS_THROUGH)
+    while method is not None:
+        node = method.value
+        method = method_call(node, *_PASS_THROUGH)
     return node
 
 
@@ -52,10 +61,10 @@ class FactoryWithoutDevice(Rule):
     what = (
         "Finds tensor factories (`torch.randperm`, `torch.randn`, `torch.rand`, `torch.randint`, "
         "`torch.zeros`, `torch.ones`, `torch.empty`, `torch.full`, `torch.arange`, `torch.linspace`, "
-        "`torch.logspace`, `torch.eye`, `torch.tensor`, `torch.as_tensor`) and the legacy "
-        "constructors (`torch.FloatTensor(...)`, `torch.LongTensor(...)`, ...) called without "
-        "`device=` whose result (or a view of it: `.view(...)`, `.unsqueeze(...)`, ...) is then moved with "
-        "`.to(device)`, `.cuda()` or `.type_as(t)`, in the same expression or later in the same function."
+        "`torch.logspace`, `torch.eye`) and legacy constructors given sizes (`torch.FloatTensor(b, "
+        "n)`) called without `device=` whose result (or a view of it, `.view(...)`, or the tensor "
+        "filled in place, `.uniform_()`) is then moved with `.to(device)`, `.cuda()`, `.type_as(t)` "
+        "or `x.new_tensor(...)`, in the same expression or later in the same function."
     )
     why = (
         "The factory runs on the CPU (a `randperm` of 10 million elements takes hundreds of "
@@ -91,16 +100,31 @@ class FactoryWithoutDevice(Rule):
         "generator instead of the CPU's, so the values differ for the same seed, just as they would "
         "between two devices. When the move happens later (`idx = torch.randperm(n)` ... "
         "`idx.to(device)`) there is no fix: the CPU tensor may be used in between. That later form "
-        "is not reported when the tensor is filled in place before the move (`t[k] = ...`, "
-        "`t.fill_()`: building element by element on the host and copying once is the right "
-        "order). Neither form is reported when `torch.tensor`/`torch.as_tensor` copy non-literal "
-        "data (`torch.tensor(token_ids).to(device)`): that data lives on the host, and with "
-        "`device=` it would be built there and copied just the same. Legacy constructors are flagged without a fix (they cannot take a CUDA "
-        "`device=`: rewrite them as a factory or `torch.tensor(..., dtype=..., device=...)`), "
-        "except with a single non-literal argument (`torch.ByteTensor(storage)`): that is host "
-        "data to copy, not a size."
+        "is not reported when the tensor is filled element by element before the move (`t[k] = "
+        "...`: building on the host and copying once is the right order; a whole-tensor initialiser such as `uniform_()` or `fill_()` does not count, it "
+        "could run on the device). Neither form is reported when the factory copies data the host "
+        "holds: `torch.tensor(...)`/`torch.as_tensor(...)` of a list, a literal or an array, or a "
+        "legacy constructor given data (`torch.LongTensor(indices)`): with `device=` the data "
+        "would be built on the host and copied just the same (TL103 reports literal constants "
+        "rebuilt in a hot path). Legacy constructors given sizes (`torch.FloatTensor(b, n)`) are "
+        "flagged without a fix: they cannot take a CUDA `device=`; write `torch.empty(b, n, "
+        "device=device)` or another factory. `x.new_tensor(torch.rand(3))` is the same move "
+        "through `new_tensor`, also without a fix."
     )
     valid = (
+        Valid("""
+            import torch
+            idx = torch.LongTensor([0, 2, 4]).cuda()
+            mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1).to(x.device)
+            x = torch.Tensor([1, 2]).to(dtype=torch.float16, device="cuda")
+        """),
+        Valid("""
+            import torch
+            def build(n, device):
+                w = torch.zeros(n)
+                w[0] = 1.0
+                return w.to(device)
+        """),
         Valid("""
             import torch
             x = torch.randn(3, 4, device=device)
@@ -193,6 +217,31 @@ class FactoryWithoutDevice(Rule):
     invalid = (
         Invalid("""
             import torch
+            def init_state(b, n, device):
+                a = torch.Tensor(n, 1)  # expect: TL101
+                a.uniform_()
+                a = a.cuda()
+                h = torch.FloatTensor(b, n).fill_(0).to(device)  # expect: TL101
+                return a, h
+        """),
+        Invalid("""
+            import torch
+            def noise(x):
+                return x.new_tensor(torch.rand(3))  # expect: TL101
+        """),
+        Invalid("""
+            import torch
+            def init(b, n, device):
+                w = torch.empty(b, n).normal_().to(device)  # expect: TL101
+                return w
+        """, fixed="""
+            import torch
+            def init(b, n, device):
+                w = torch.empty(b, n, device=device).normal_()
+                return w
+        """),
+        Invalid("""
+            import torch
             perm = torch.randperm(n).to(device)  # expect: TL101
         """, fixed="""
             import torch
@@ -260,14 +309,6 @@ class FactoryWithoutDevice(Rule):
         """),
         Invalid("""
             import torch
-            idx = torch.LongTensor([0, 2, 4]).cuda()  # expect: TL101
-        """),
-        Invalid("""
-            import torch
-            x = torch.Tensor([1, 2]).to(dtype=torch.float16, device="cuda")  # expect: TL101
-        """),
-        Invalid("""
-            import torch
             x = torch.FloatTensor(3, 4).to(device)  # expect: TL101
         """),
         Invalid("""
@@ -278,13 +319,6 @@ class FactoryWithoutDevice(Rule):
         """),
         Invalid("""
             import torch
-            mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1).to(x.device)  # expect: TL101
-        """, fixed="""
-            import torch
-            mean = torch.tensor([0.485, 0.456, 0.406], device=x.device).view(1, 3, 1, 1)
-        """),
-        Invalid("""
-            import torch
             def f(n, device):
                 pos = torch.arange(n).unsqueeze(1)  # expect: TL101
                 return pos.to(device)
@@ -292,28 +326,68 @@ class FactoryWithoutDevice(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        attribute = method_call(node, "to", "cuda", "type_as")
-        if attribute is None:
+        if method_call(node, "new_tensor") is not None:
+            self._copied_by_new_tensor(node)
             return
-        moved = attribute.value
-        inner = _under_views(moved)
+        helped = moved_by_helper(self.ctx, node)
+        if helped is not None:
+            self._moved_later(helped)  # to_device(torch.zeros(n), ...): no fix through a helper
+            return
+        move = device_move(self.ctx, node)
+        if move is None:
+            return
+        moved = node.func.value
+        inner = _under_chain(moved)
         factory = host_factory(self.ctx, inner)
         if factory is not None:
-            move = device_move(self.ctx, node)
-            if move is not None and not _copies_host_data(inner, factory):
+            if not _copies_host_data(inner, factory):
                 fold = () if factory in LEGACY_CONSTRUCTORS else self._fold(inner, moved, node, move)
                 self.report(inner, replacements=fold)
-        elif isinstance(moved, cst.Name):
-            value = self.ctx.value_of(moved.value)
-            value = _under_views(value) if value is not None else None
-            factory = host_factory(self.ctx, value) if value is not None else None
-            if (
-                factory is not None
-                and device_move(self.ctx, node)
-                and not self.ctx.written_into(moved.value)
-                and not _copies_host_data(value, factory)
-            ):
-                self.report(value)
+        else:
+            self._moved_later(moved)
+
+    def _moved_later(self, moved: cst.BaseExpression) -> None:
+        """The move of a tensor built earlier on the host: ``idx.to(device)`` of ``idx =
+        torch.randperm(n)``, of ``mask = 1.0 - torch.eye(b)`` or of ``self.idx = torch.arange(n)``
+        in the class. Reported at the factory, without a fix (the host tensor may be used
+        before the move)."""
+        built = self._host_built(moved)
+        if built is not None:
+            self.report(built)
+
+    def _host_built(self, node: cst.BaseExpression) -> Optional[cst.Call]:
+        """The factory call a host tensor ``node`` was built from, following reassignments in
+        this function, ``self`` attributes, steps that keep it on the host (views, casts,
+        ``repeat``) and arithmetic with anything that is not a device tensor."""
+        assigned: Optional[cst.BaseExpression] = None  # the assignment being looked through
+        for _ in range(MAX_TRAIL):
+            if isinstance(node, cst.Name):
+                if self.ctx.written_into(node.value):
+                    return None  # filled element by element on the host, then copied once
+                node = assigned = self.ctx.value_of(node.value, before=assigned)
+            elif isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
+                node = self.ctx.attribute_value(node.attr.value)
+            elif isinstance(node, cst.BinaryOperation):
+                left, right = self.ctx.tensor_kind(node.left), self.ctx.tensor_kind(node.right)
+                if TENSOR in (left, right):
+                    return None  # combined with a device tensor (TL102's case)
+                node = node.left if left == HOST or _has_call(node.left) else node.right
+            elif isinstance(node, cst.UnaryOperation):
+                node = node.expression
+            elif method_call(node, *_STAYS_ON_HOST) is not None:
+                node = node.func.value
+            else:
+                factory = host_factory(self.ctx, node) if node is not None else None
+                if factory is None or _copies_host_data(node, factory):
+                    return None
+                return node
+        return None
+
+    def _copied_by_new_tensor(self, node: cst.Call) -> None:
+        """``x.new_tensor(torch.rand(3))``: built on the host, then copied to ``x``'s device."""
+        args = positional(node)
+        if args:
+            self._moved_later(args[0].value)
 
     def _fold(self, factory: cst.Call, moved: cst.BaseExpression, move_call: cst.Call, move: Move):
         """Put the move's device (and dtype) into ``factory``; ``moved`` is the factory or views of it."""

@@ -15,6 +15,8 @@ from torchlint.syntax import method_call, positional
 
 # Arguments an API takes only in host memory (name, position): a `.cpu()` for them cannot be
 # avoided, and costs nothing when the value is on the host already (lengths from a collate function).
+# Methods between `.cpu()` and `.numpy()` in a conversion chain.
+_CONVERSIONS = frozenset("detach float double half int long bool clone contiguous squeeze".split())
 _HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": ("lengths", 1)}
 
 
@@ -275,7 +277,11 @@ class HostSyncInHotPath(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         method = method_call(node, *HOST_READ_METHODS)
         if method is not None:
-            if self.ctx.tensor_kind(method.value) == TENSOR and not self._host_argument(node):
+            if (
+                self.ctx.tensor_kind(method.value) == TENSOR
+                and not self._host_argument(node)
+                and not self._leaves_torch(node)
+            ):
                 self._flag(node, f"`.{method.attr.value}()`")
             return
         name = self.ctx.qualname(node.func)
@@ -313,6 +319,25 @@ class HostSyncInHotPath(Rule):
         args = positional(call)
         return len(args) > position and args[position] is arg
 
+    def _leaves_torch(self, node: cst.Call) -> bool:
+        """Is ``node`` a conversion to numpy (``t.numpy()``, ``t.cpu().numpy()``,
+        ``t.cpu().detach().numpy()``): data handed to code outside torch, which needs it on the host?"""
+        if method_call(node, "numpy") is not None:
+            return True
+        ancestors = self.ctx.ancestors
+        current: cst.CSTNode = node
+        for index in range(len(ancestors) - 1, 0, -2):
+            attribute, call = ancestors[index], ancestors[index - 1]
+            if not (isinstance(attribute, cst.Attribute) and attribute.value is current
+                    and isinstance(call, cst.Call) and call.func is attribute):
+                return False
+            if attribute.attr.value == "numpy":
+                return True
+            if attribute.attr.value not in _CONVERSIONS:
+                return False
+            current = call
+        return False
+
     def _shows_tensor(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.FormattedString):
             return any(
@@ -322,7 +347,7 @@ class HostSyncInHotPath(Rule):
         return self.ctx.surely_tensor(node)
 
     def _flag(self, node: cst.CSTNode, what: str) -> None:
-        if self.ctx.in_error_path() or self.ctx.in_definition():
+        if self.ctx.in_rare_path() or self.ctx.in_definition():
             return
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
         self.report(node, message, hot_when=_per_call_or_per_element(self.ctx.in_comprehension()))

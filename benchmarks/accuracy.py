@@ -1,0 +1,307 @@
+"""torchlint's real-world accuracy: precision and recall per rule on labeled sites in pinned packages.
+
+    python benchmarks/accuracy.py [--cache DIR] [--markdown docs/accuracy.md] [--show dev]
+
+Downloads the pinned releases below (hash-checked), unpacks their ``.py`` files, runs
+``torchlint`` over each package as a user would (every rule, preview rules included,
+default settings), and scores its findings against ``accuracy/labels/*.jsonl``: a finding
+on a ``positive`` label's (path, line, code) is a true positive, one on a ``negative``
+label a false positive, a ``positive`` label without a finding a miss. Findings on lines
+nobody labeled are counted apart, not scored. How labels are made: ``accuracy/LABELING.md``.
+
+Packages are split once and for all: ``dev`` packages may be used to improve torchlint;
+``holdout`` packages are only ever scored, so that their figures stay an honest test.
+``--show dev`` lists the misses and false positives of the dev split for triage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Set, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+LABELS = os.path.join(HERE, "accuracy", "labels")
+sys.path.insert(0, HERE)
+
+from corpus import DEFAULT_CACHE, Pin, fetch, unpack  # noqa: E402
+
+DEV, HOLDOUT = "dev", "holdout"
+# package (the labels' name and file stem), pin, split
+PACKAGES: Tuple[Tuple[str, Pin, str], ...] = (
+    ("albumentations", Pin("albumentations==2.0.8", "albumentations-2.0.8-py3-none-any.whl",
+                           "c4c4259aaf04a7386ad85c7fdcb73c6c7146ca3057446b745cc035805acb1017"), DEV),
+    ("basicsr", Pin("basicsr==1.4.2", "basicsr-1.4.2.tar.gz",
+                    "b89b595a87ef964cda9913b4d99380ddb6554c965577c0c10cb7b78e31301e87"), DEV),
+    ("easyocr", Pin("easyocr==1.7.2", "easyocr-1.7.2-py3-none-any.whl",
+                    "5be12f9b0e595d443c9c3d10b0542074b50f0ec2d98b141a109cd961fd1c177c"), DEV),
+    ("facexlib", Pin("facexlib==0.3.0", "facexlib-0.3.0-py3-none-any.whl",
+                     "245d58861537b820c616e8b3ef618ccfad2a24724a2d74be2b0542643c01a878"), DEV),
+    ("fastai", Pin("fastai==2.8.12", "fastai-2.8.12-py3-none-any.whl",
+                   "50474575768679ba7352bebd0fdf8e7d2c4ddc10242455bec79a19c964f03fd0"), DEV),
+    ("kornia", Pin("kornia==0.9.0", "kornia-0.9.0-py3-none-any.whl",
+                   "7a1632fe004a305c94f2b979fc6ab4df26e01f925e74bdb9f8b8a03a1229caaf"), DEV),
+    ("lightly", Pin("lightly==1.6.0", "lightly-1.6.0-py3-none-any.whl",
+                    "f1564244cec0a4d2a5206f818e9de90d5869becbcfcb4a8ef0d78ba61c5b9071"), DEV),
+    ("mmdet", Pin("mmdet==3.3.0", "mmdet-3.3.0-py3-none-any.whl",
+                  "2e23e291281ac57e7dccf8678e957da45fbe560ce78a1f5ded6afeccd3730f17"), DEV),
+    ("mmengine", Pin("mmengine==0.10.7", "mmengine-0.10.7-py3-none-any.whl",
+                     "262ac976a925562f78cd5fd14dd1bc9b680ed0aa81f0d85b723ef782f99c54ee"), DEV),
+    ("monai", Pin("monai==1.6.1", "monai-1.6.1-py3-none-any.whl",
+                  "dbd3b1dd309e752e0477ed73fde03b92f80ac74bfb8a8c4260f018b5d6ab2b0b"), DEV),
+    ("pytorch_metric_learning", Pin("pytorch-metric-learning==2.9.0", "pytorch_metric_learning-2.9.0-py3-none-any.whl",
+                                    "d51646006dc87168f00cf954785db133a4c5aac81253877248737aa42ef6432a"), DEV),
+    ("realesrgan", Pin("realesrgan==0.3.0", "realesrgan-0.3.0-py3-none-any.whl",
+                       "59336c16c30dd5130eff350dd27424acb9b7281d18a6810130e265606c9a6088"), DEV),
+    ("speechbrain", Pin("speechbrain==1.1.2", "speechbrain-1.1.2-py3-none-any.whl",
+                        "9fea4144c917ea58bcf13f17a1a1759179ed7472a30ec8416e7c7c8cf21d9c9a"), DEV),
+    ("stable_baselines3", Pin("stable-baselines3==2.9.2", "stable_baselines3-2.9.2-py3-none-any.whl",
+                              "0b7db1789bea31d43b3e9be4f88abf639549b587f2bf2a2461ee9d3d77c68e96"), DEV),
+    ("torchreid", Pin("torchreid==0.2.5", "torchreid-0.2.5.tar.gz",
+                      "bc1055c6fb8444968798708dd13fdad00148e9d7cf3cb18cf52f4b949857fe08"), DEV),
+    ("ultralytics", Pin("ultralytics==8.4.190", "ultralytics-8.4.190-py3-none-any.whl",
+                        "bd309728efa168af64d39040136828edd2dbcb4aeceb4510bdff4f3ca0ea01b8"), DEV),
+    ("demucs", Pin("demucs==4.1.0", "demucs-4.1.0-py3-none-any.whl",
+                   "4916a804702033ce934a6cdfa7e38dde03f7a7a6e85f41d0120eefe9e2966758"), HOLDOUT),
+    ("espnet", Pin("espnet==202511", "espnet-202511-py3-none-any.whl",
+                   "4777fd8a121be9bfecd0db34fd8e14894a9b9dc8513db97d3bbded0c20ba886e"), HOLDOUT),
+    ("flair", Pin("flair==0.15.1", "flair-0.15.1-py3-none-any.whl",
+                  "3b6b793f2380cd618e988e7b16fbadcec6502aaa8f11a0890390160303aed553"), HOLDOUT),
+    ("gfpgan", Pin("gfpgan==1.3.8", "gfpgan-1.3.8-py3-none-any.whl",
+                   "3d8386df6320aa9dfb0dd4cd09d9f8ed12ae0bbd9b2df257c3d21aefac5d8b85"), HOLDOUT),
+    ("litgpt", Pin("litgpt==0.5.13", "litgpt-0.5.13-py3-none-any.whl",
+                   "da044b76c52cd44fc0564f6177ed6cf186dde24f711ce8e71e1fd9e9da5f02b2"), HOLDOUT),
+    ("open_clip_torch", Pin("open-clip-torch==3.3.0", "open_clip_torch-3.3.0-py3-none-any.whl",
+                            "c549ad5ed6bfc119cc11105033c0a2b9d7a2a4afeb40a58a09aab3da1a0043ce"), HOLDOUT),
+    ("pytorch_ignite", Pin("pytorch-ignite==0.5.5", "pytorch_ignite-0.5.5-py3-none-any.whl",
+                           "9a397b0899968612efd00ac75bad64f20a9a91a8244f37bdcb8888af61455cf9"), HOLDOUT),
+    ("pytorch_tabnet", Pin("pytorch-tabnet==4.1.0", "pytorch_tabnet-4.1.0-py3-none-any.whl",
+                           "70e8c9803f68f7cb26930d4cdb88857d1d98c745e0daf99d0f870fc70698515f"), HOLDOUT),
+    ("segmentation_models_pytorch", Pin("segmentation-models-pytorch==0.6.0",
+                                        "segmentation_models_pytorch-0.6.0-py3-none-any.whl",
+                                        "c46162221b5abe3bc296b222fbea8aa80d0b56e7130f7ddef654f707804534e2"), HOLDOUT),
+    ("skorch", Pin("skorch==1.4.0", "skorch-1.4.0-py3-none-any.whl",
+                   "eed53db7a7d5e72df38ec518a24206ee8e87c0bffd4a0386da3261ff667690ed"), HOLDOUT),
+    ("torch_geometric", Pin("torch-geometric==2.8.1", "torch_geometric-2.8.1-py3-none-any.whl",
+                            "b628de243c0893f3435b6eca9a7bbc07f3219293ed27c974b8929aaae42e65d0"), HOLDOUT),
+    ("yolov5", Pin("yolov5==7.0.14", "yolov5-7.0.14-py37.py38.py39.py310-none-any.whl",
+                   "67d0e3f7cb055cc7ff0c9d66fc993577f7394ca83a16ab097c0343ee4db3ca4b"), HOLDOUT),
+)
+# The kinds of site the project's external evaluation groups rules into.
+KINDS = {"TL101": "TL101/TL102", "TL102": "TL101/TL102"}
+
+Site = Tuple[str, str, int, str]  # package, path, line, code
+
+
+@dataclass
+class Label:
+    package: str
+    version: str
+    path: str
+    line: int
+    code: str
+    label: str
+    reason: str
+
+    @property
+    def site(self) -> Site:
+        return self.package, self.path, self.line, self.code
+
+
+@dataclass
+class Score:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    unlabeled: int = 0  # findings on lines nobody labeled
+    misses: List[Site] = field(default_factory=list)
+    false_positives: List[Site] = field(default_factory=list)
+
+    def add(self, other: "Score") -> None:
+        self.tp += other.tp
+        self.fp += other.fp
+        self.fn += other.fn
+        self.unlabeled += other.unlabeled
+        self.misses += other.misses
+        self.false_positives += other.false_positives
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else float("nan")
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else float("nan")
+
+
+def load_labels(directory: str = LABELS) -> List[Label]:
+    """Every label, checked: known package and version, known fields, no site twice."""
+    versions = {name: pin.requirement.split("==")[1] for name, pin, _ in PACKAGES}
+    labels, seen = [], set()
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".jsonl"):
+            continue
+        with open(os.path.join(directory, name), encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                label = Label(**json.loads(line))
+                where = f"{name}:{number}"
+                if versions.get(label.package) != label.version or name != f"{label.package}.jsonl":
+                    raise SystemExit(f"{where}: {label.package} {label.version} is not a pinned package of this file")
+                if label.label not in ("positive", "negative"):
+                    raise SystemExit(f"{where}: label must be positive or negative, not {label.label!r}")
+                if label.site in seen:
+                    raise SystemExit(f"{where}: {label.site} is labeled twice")
+                seen.add(label.site)
+                labels.append(label)
+    return labels
+
+
+def sources(cache: str) -> Dict[str, str]:
+    """package -> the directory of its unpacked sources (downloaded and unpacked once)."""
+    archives = fetch([pin for _, pin, _ in PACKAGES], os.path.join(cache, "archives"))
+    roots = {}
+    for (name, pin, _), archive in zip(PACKAGES, archives):
+        root = os.path.join(cache, "src", f"{name}-{pin.requirement.split('==')[1]}")
+        marker = os.path.join(root, ".complete")
+        if not os.path.exists(marker):
+            unpack(archive, root)
+            open(marker, "w").close()
+        roots[name] = root
+    return roots
+
+
+def findings(package: str, root: str) -> Set[Site]:
+    """torchlint's findings in one package, run as a user runs it."""
+    command = [sys.executable, "-m", "torchlint", "--format", "json", "--no-cache", "--exit-zero", root]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run(command, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"torchlint failed on {package} ({proc.returncode}):\n{proc.stderr}")
+    return {
+        (package, os.path.relpath(d["path"], root).replace(os.sep, "/"), d["line"], d["code"])
+        for d in json.loads(proc.stdout)
+        if d["code"] != "TL001" and d.get("cell") is None
+    }
+
+
+def score(labels: Iterable[Label], found: Set[Site]) -> Dict[Tuple[str, str], Score]:
+    """(split, code) -> its score."""
+    split_of = {name: split for name, _, split in PACKAGES}
+    labeled = {label.site: label for label in labels}
+    scores: Dict[Tuple[str, str], Score] = collections.defaultdict(Score)
+    for site, label in labeled.items():
+        entry = scores[(split_of[label.package], label.code)]
+        if label.label == "positive":
+            if site in found:
+                entry.tp += 1
+            else:
+                entry.fn += 1
+                entry.misses.append(site)
+        elif site in found:
+            entry.fp += 1
+            entry.false_positives.append(site)
+    for site in found - set(labeled):
+        scores[(split_of[site[0]], site[3])].unlabeled += 1
+    return scores
+
+
+def _ratio(value: float) -> str:
+    return "–" if value != value else f"{value:.2f}"
+
+
+def _rows(scores: Dict[Tuple[str, str], Score], key) -> List[Tuple[str, Score, Score]]:
+    """(group, dev score, holdout score) per group of codes, in code order."""
+    groups: Dict[str, Dict[str, Score]] = collections.defaultdict(lambda: {DEV: Score(), HOLDOUT: Score()})
+    for (split, code), entry in sorted(scores.items(), key=lambda item: item[0][1]):
+        groups[key(code)][split].add(entry)
+    return [(group, splits[DEV], splits[HOLDOUT]) for group, splits in groups.items()]
+
+
+def table(scores: Dict[Tuple[str, str], Score], key=lambda code: code, heading: str = "rule") -> str:
+    lines = [
+        f"| {heading} | dev P | dev R | holdout P | holdout R | all P | all R | TP | FP | FN | unlabeled findings |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    total = {DEV: Score(), HOLDOUT: Score()}
+    for group, dev, holdout in _rows(scores, key):
+        both = Score()
+        both.add(dev)
+        both.add(holdout)
+        total[DEV].add(dev)
+        total[HOLDOUT].add(holdout)
+        lines.append(f"| {group} | {_ratio(dev.precision)} | {_ratio(dev.recall)} | {_ratio(holdout.precision)} | "
+                     f"{_ratio(holdout.recall)} | {_ratio(both.precision)} | {_ratio(both.recall)} | "
+                     f"{both.tp} | {both.fp} | {both.fn} | {both.unlabeled} |")
+    both = Score()
+    both.add(total[DEV])
+    both.add(total[HOLDOUT])
+    lines.append(f"| **overall** | {_ratio(total[DEV].precision)} | {_ratio(total[DEV].recall)} | "
+                 f"{_ratio(total[HOLDOUT].precision)} | {_ratio(total[HOLDOUT].recall)} | "
+                 f"**{_ratio(both.precision)}** | **{_ratio(both.recall)}** | {both.tp} | {both.fp} | {both.fn} | "
+                 f"{both.unlabeled} |")
+    return "\n".join(lines) + "\n"
+
+
+def label_counts(labels: List[Label]) -> str:
+    counts = collections.Counter((label.code, label.label) for label in labels)
+    split_of = {name: split for name, _, split in PACKAGES}
+    splits = collections.Counter(split_of[label.package] for label in labels)
+    lines = ["| rule | positive | negative |", "|---|---:|---:|"]
+    for code in sorted({label.code for label in labels}):
+        lines.append(f"| {code} | {counts[(code, 'positive')]} | {counts[(code, 'negative')]} |")
+    lines.append(f"| **all** | {sum(v for (c, l), v in counts.items() if l == 'positive')} | "
+                 f"{sum(v for (c, l), v in counts.items() if l == 'negative')} |")
+    return "\n".join(lines) + f"\n\n{len(labels)} labels: {splits[DEV]} in dev packages, {splits[HOLDOUT]} in holdout.\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", default=os.path.join(DEFAULT_CACHE, "accuracy"), help="where packages are kept")
+    parser.add_argument("--markdown", metavar="FILE", help="write the tables to FILE (between its markers)")
+    parser.add_argument("--show", choices=[DEV], help="list the dev split's misses and false positives")
+    args = parser.parse_args()
+    labels = load_labels()
+    roots = sources(args.cache)
+    found: Set[Site] = set()
+    for package, root in roots.items():
+        found |= findings(package, root)
+    scores = score(labels, found)
+    by_rule = table(scores)
+    by_kind = table(scores, key=lambda code: KINDS.get(code, code), heading="kind")
+    print(by_rule)
+    if args.show:
+        for (split, code), entry in sorted(scores.items()):
+            if split == args.show:
+                for site in entry.misses:
+                    print("miss", *site)
+                for site in entry.false_positives:
+                    print("false-positive", *site)
+    if args.markdown:
+        write_markdown(args.markdown, by_rule, by_kind, label_counts(labels))
+    return 0
+
+
+BEGIN, END = "<!-- accuracy:begin -->", "<!-- accuracy:end -->"
+
+
+def write_markdown(path: str, by_rule: str, by_kind: str, counts: str) -> None:
+    """Replace what lies between the markers of ``path`` with the tables."""
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    body = f"\n### By rule\n\n{by_rule}\n### By kind\n\n{by_kind}\n### Labels\n\n{counts}"
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"{head}{BEGIN}\n{body}{END}{tail}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
