@@ -159,14 +159,14 @@ class FileContext:
 
     def surely_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A ``TENSOR`` with more evidence than a parameter's name: a name used like a tensor
-        (``x.shape``) or assigned from such a value, a torch function's result, a tensor-only
+        (``x.shape``), annotated as one, or assigned from such a value, a torch function's result, a tensor-only
         method's result (``m.any()``), a tensor attribute of ``self`` (a parameter or a
         buffer), or an expression over one of those."""
         if depth > 4 or self.tensor_kind(node) != TENSOR:
             return False
         depth += 1
         if isinstance(node, cst.Name):
-            if self.used_as_tensor(node.value):
+            if self.used_as_tensor(node.value) or node.value in self._function_facts().annotated:
                 return True
             value = self.value_of(node.value)
             return value is not None and value is not node and self.surely_tensor(value, depth)
@@ -210,6 +210,12 @@ class FileContext:
         return name not in facts.type_tested and not facts.members.get(name, frozenset()).isdisjoint(
             TENSOR_ONLY_MEMBERS
         )
+
+    def returned_lists(self) -> Set[str]:
+        """Names the current function returns (alone or in a tuple, list or dict) and never
+        joins into a tensor with ``torch.cat``/``torch.stack``."""
+        facts = self._function_facts()
+        return facts.returned - facts.joined
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:

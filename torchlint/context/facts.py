@@ -14,10 +14,13 @@ from typing import Callable, Dict, Iterator, Optional, Set
 import libcst as cst
 
 from torchlint.context.scopes import is_training_step_call
-from torchlint.context.tensors import HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TensorInference, is_tensor_op, merge_kinds
+from torchlint.context.tensors import (
+    HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TensorInference, annotation_kind, is_tensor_op, merge_kinds,
+)
 from torchlint.syntax import dotted_name, is_name
 from torchlint.walker import descendants, iter_children
 
+_JOINS = frozenset("cat concat concatenate stack hstack vstack dstack".split())
 _PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _REGISTERS = frozenset({"register_buffer", "register_parameter"})
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
@@ -38,27 +41,52 @@ class FunctionFacts:
     members: Dict[str, Set[str]] = field(default_factory=dict)  # name -> attributes used on it
     type_tested: Set[str] = field(default_factory=set)  # isinstance(name, ...)
     torch_arguments: Set[str] = field(default_factory=set)  # passed to F.* or a torch op
+    annotated: Set[str] = field(default_factory=set)  # parameters annotated as tensors
+    returned: Set[str] = field(default_factory=set)  # returned, alone or in a tuple, list or dict
+    joined: Set[str] = field(default_factory=set)  # passed to torch.cat/stack (a list made a tensor)
 
     @classmethod
     def of(cls, root: Optional[cst.CSTNode], qualname: Callable) -> "FunctionFacts":
         facts = cls()
         if root is None:
             return facts
+        if isinstance(root, cst.FunctionDef):
+            params = root.params
+            facts.annotated = {
+                param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)
+                if param.annotation is not None and annotation_kind(param.annotation.annotation, qualname) == TENSOR
+            }
         for node in descendants(root):
             if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
                 facts.members.setdefault(node.value.value, set()).add(node.attr.value)
             elif isinstance(node, cst.Call):
                 facts._call(node, qualname)
+            elif isinstance(node, cst.Return) and node.value is not None:
+                facts.returned.update(_returned_names(node.value))
         return facts
 
     def _call(self, node: cst.Call, qualname: Callable) -> None:
         name = qualname(node.func) or ""
         if name == "builtins.isinstance" and node.args and isinstance(node.args[0].value, cst.Name):
             self.type_tested.add(node.args[0].value.value)
+        elif name[6:] in _JOINS and name.startswith("torch.") and node.args and isinstance(node.args[0].value, cst.Name):
+            self.joined.add(node.args[0].value.value)
         elif _takes_tensors(name):
             for arg in node.args:
                 if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
                     self.torch_arguments.add(arg.value.value)
+
+
+def _returned_names(value: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(value, cst.Name):
+        yield value.value
+    elif isinstance(value, (cst.Tuple, cst.List)):
+        for element in value.elements:
+            yield from _returned_names(element.value)
+    elif isinstance(value, cst.Dict):
+        for element in value.elements:
+            if isinstance(element, cst.DictElement):
+                yield from _returned_names(element.value)
 
 
 def _takes_tensors(qualname: str) -> bool:

@@ -113,6 +113,8 @@ def function_hotness(
         return f"{class_name}.__call__", MODEL
     if name in STEP_METHODS or name in extra:
         return name, STEP
+    if name == "step" and any(base.rsplit(".", 1)[-1] == "Optimizer" for base in bases):
+        return f"{class_name}.step", STEP  # an optimizer's step runs once per training step
     if _LOSS_NAME.match(name):
         return f"loss function {name}", MODEL
     return None, None

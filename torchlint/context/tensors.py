@@ -19,6 +19,7 @@ TENSOR = "tensor"
 HOST = "host"
 NOT = "not"
 BATCH = "batch"
+CPU = "cpu"  # the CPU device itself: "cpu", torch.device("cpu"), a name holding one
 
 # torch.* callables that return something other than a tensor.
 _NON_TENSOR_PREFIXES = (
@@ -75,7 +76,11 @@ def torch_call_kind(qualname: str, call: cst.Call, kind: Callable) -> Optional[s
         return _factory_kind(factory, call, kind)
     if is_tensor_op(qualname):
         # An op stays where its inputs are: host in, host out.
-        kinds = {kind(arg.value) for arg in call.args}
+        kinds = set()
+        for arg in call.args:  # torch.stack([x1, y1]) is where x1 and y1 are
+            value = arg.value
+            elements = value.elements if isinstance(value, (cst.List, cst.Tuple)) else ()
+            kinds.update(kind(element.value) for element in elements) if elements else kinds.add(kind(value))
         return HOST if HOST in kinds and TENSOR not in kinds and None not in kinds else TENSOR
     last = qualname.rsplit(".", 1)[-1]
     if last.startswith(("is_", "get_")) or last in ("device_count", "current_device"):
@@ -158,6 +163,8 @@ class TensorInference:
         if isinstance(node, cst.UnaryOperation):
             inner = self.kind(node.expression)
             return inner if inner in (TENSOR, HOST) else None
+        if isinstance(node, cst.SimpleString) and _names_cpu(node):
+            return CPU
         if isinstance(
             node,
             (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp,
@@ -172,6 +179,8 @@ class TensorInference:
         if qualname is not None:
             if qualname.startswith("builtins."):
                 return NOT
+            if qualname == "torch.device" and node.args and isinstance(node.args[0].value, cst.SimpleString):
+                return CPU if _names_cpu(node.args[0].value) else NOT
             return torch_call_kind(qualname, node, self.kind)
         if not isinstance(func, cst.Attribute):
             return None
@@ -192,7 +201,8 @@ class TensorInference:
         if method in _HOST_METHODS:
             return HOST
         if method in _DEVICE_METHODS:
-            return TENSOR
+            moves_to_cpu = node.args and self.kind(node.args[0].value) == CPU
+            return HOST if moves_to_cpu else TENSOR
         return owner_kind
 
     def _attribute_kind(self, node: cst.Attribute) -> Optional[str]:
@@ -204,6 +214,10 @@ class TensorInference:
         if node.attr.value in _TENSOR_ATTRS:
             return owner_kind
         return None
+
+
+def _names_cpu(string: cst.SimpleString) -> bool:
+    return str(string.evaluated_value).startswith("cpu")
 
 
 UNBOUND = "unbound"  # a name's kind before its first binding

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional
+from typing import Iterable, List, Optional, Set
 
 import libcst as cst
 
 from torchlint.context import TENSOR
 from torchlint.context.scopes import in_model_code
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import method_call, positional, target_names
+from torchlint.syntax import dotted_name, method_call, positional, target_names
 from torchlint.walker import descendants
 
 
+_CHUNKS = frozenset({"split", "chunk", "tensor_split", "split_with_sizes"})
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp)
 
 
@@ -28,9 +29,10 @@ class PythonLoopOverTensor(Rule):
         "tensor element by element: iterating the tensor itself (`for row in x`, "
         "`enumerate(x)`, `zip(x, y)`, `x.unbind(0)`), or a `range` over one of its dimensions "
         "(`range(x.shape[0])`, `range(x.size(1))`, `range(len(x))`, or `B` from `B, T, C = x.shape`) "
-        "whose body indexes a tensor with the loop variable (`x[i]`, `out[:, i]`). The iterated name "
-        "must be used like a tensor in the function (`x.shape`, `x.view(...)`), which tells a tensor "
-        "from a list of feature maps."
+        "whose body indexes a tensor with the loop variable (`x[i]`, `out[:, i]`), or the result of a "
+        "torch call (`for c in labels.unique()`). The iterated name must be shown to be a tensor in "
+        "the function (used as one, `x.shape`, `x.view(...)`; annotated `Tensor`; or assigned a torch "
+        "call's result), which tells a tensor from a list of feature maps."
     )
     why = (
         "Each iteration issues its own small operations: `x[i]` makes a view, and every op on it is "
@@ -67,12 +69,66 @@ class PythonLoopOverTensor(Rule):
         "(`for f in features`), over `zip` of lists, over a literal or attribute range "
         "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`: a few "
         "large pieces), over a dimension whose body does not index per element (`for h in "
-        "range(x.shape[1]): outs.append(self.heads[h](x))`), for recurrences where each step needs "
-        "the previous one (an RNN cell fed its own state, `h = self.cell(x[:, t], h)` or `for x_t in x.unbind(1)`, or a filter "
-        "reading `y[:, t - 1]`), in training-loop code, or in `while` loops (their trip count is "
-        "not visible)."
+        "range(x.shape[1]): outs.append(self.heads[h](x))`), over layers (the body picks a "
+        "submodule by the loop variable, `self.cls_branches[i]`), for recurrences where each step "
+        "needs the previous one (an RNN cell fed its own state, `h = self.cell(x[:, t], h)`, also "
+        "with states kept in lists, `h[0], c[0] = cell(x[:, t], (h[0], c[0]))`; a state multiplied "
+        "into its own update, `h = f[t] * h + x[t]`; `for x_t in x.unbind(1)`; or a filter reading "
+        "`y[:, t - 1]`), for per-item selections of data-dependent size collected in a list the "
+        "function returns (`kept.append(boxes[i][scores[i] > t])`: ragged results have no dense "
+        "form), in training-loop code, or in `while` loops (their trip count is not visible)."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+            class Decoder(nn.Module):
+                def forward(self, x, h, c):
+                    for t in range(x.shape[1]):
+                        h[0], c[0] = self.cells[0](x[:, t], (h[0], c[0]))
+                    return h, c
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+            class QRNN(nn.Module):
+                def forward(self, f, x):
+                    h = torch.zeros_like(x[0])
+                    for i in range(f.shape[0]):
+                        h = f[i] * h + (1 - f[i]) * x[i]
+                    return h
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+            class Head(nn.Module):
+                def forward(self, hidden_states):
+                    scores = []
+                    for layer_id in range(hidden_states.shape[0]):
+                        scores.append(self.cls_branches[layer_id](hidden_states[layer_id]))
+                    return torch.stack(scores)
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+            class Detector(nn.Module):
+                def forward(self, boxes, scores):
+                    kept = []
+                    for i in range(boxes.shape[0]):
+                        kept.append(boxes[i][scores[i] > 0.5])
+                    return kept
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+            class Pad(nn.Module):
+                def forward(self, tokens, use_list):
+                    if use_list:
+                        pad = [0, 0, 0]
+                    else:
+                        pad = torch.zeros(3)
+                    return [p for p in pad]
+        """),
         Valid("""
             import torch
             class M(nn.Module):
@@ -217,6 +273,16 @@ class PythonLoopOverTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            from torch import nn
+            class ClassBalanced(nn.Module):
+                def forward(self, logits, labels):
+                    total = 0
+                    for c in labels.unique():  # expect: TL202
+                        total = total + logits[labels == c].mean()
+                    return total
+        """),
+        Invalid("""
+            import torch
             class Quantize(nn.Module):
                 def forward(self, x):
                     q = torch.zeros_like(x)
@@ -307,28 +373,43 @@ class PythonLoopOverTensor(Rule):
         nodes = [node for part in body for node in descendants(part)]
         variable = target.value if isinstance(target, cst.Name) else ""
         if any(self._is_tensor_rows(candidate) for candidate in _iterated(self.ctx, iterable)):
-            return not _recurrence(self.ctx, nodes, variable)  # `for x_t in x.unbind(1): h = cell(x_t, h)`
+            # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
+            return not _recurrence(self.ctx, nodes, variable) and not self._ragged(nodes)
         stop = _range_stop(self.ctx, iterable)
         if stop is None or not variable:
             return False
         sized = self.ctx.sized_tensor(stop)
         if sized is None or not self._evident_tensor(sized, stop):
             return False
-        if _recurrence(self.ctx, nodes, variable):
+        if _recurrence(self.ctx, nodes, variable) or self._ragged(nodes) or _per_layer(nodes, variable):
             return False
         return any(self._indexes_by(node, variable) for node in nodes)
 
     def _is_tensor_rows(self, node: cst.BaseExpression) -> bool:
-        """``x``, ``x[0]`` or ``x.unbind(...)`` for a name ``x`` used like a tensor."""
+        """``x``, ``x[0]``, ``x.unbind(...)``, ``labels.unique()``: a tensor with evidence
+        that it is one (a name used like a tensor, a torch call's result). Chunks
+        (``x.split(n)``, ``torch.chunk(x, k)``) are a few large pieces, not rows."""
+        if method_call(node, *_CHUNKS) is not None or (
+            isinstance(node, cst.Call) and (self.ctx.qualname(node.func) or "").replace("torch.", "", 1) in _CHUNKS
+        ):
+            return False
         unbind = method_call(node, "unbind")
         base = unbind.value if unbind is not None else node
         while isinstance(base, cst.Subscript):
             base = base.value
-        return (
-            isinstance(base, cst.Name)
-            and self.ctx.tensor_kind(base) == TENSOR
-            and self.ctx.used_as_tensor(base.value)
-        )
+        return isinstance(base, (cst.Name, cst.Call)) and self.ctx.surely_tensor(base)
+
+    def _ragged(self, nodes: List[cst.CSTNode]) -> bool:
+        """Does the loop select a data-dependent number of items per element (``x[i][mask]``,
+        ``nonzero``, ``unique``) and collect them in a list the function returns as a list?
+        Such per-item results (boxes per image) have different sizes and no dense form."""
+        if not any(_selects(node) for node in nodes):
+            return False
+        appended = {
+            node.func.value.value for node in nodes
+            if method_call(node, "append") is not None and isinstance(node.func.value, cst.Name)
+        }
+        return bool(appended & self.ctx.returned_lists())
 
     def _evident_tensor(self, sized: cst.BaseExpression, stop: cst.BaseExpression) -> bool:
         """``x.shape[0]`` / ``x.size(0)`` prove ``x`` is a tensor; ``len(x)`` needs more."""
@@ -348,16 +429,20 @@ class PythonLoopOverTensor(Rule):
 
 def _recurrence(ctx, nodes: List[cst.CSTNode], variable: str) -> bool:
     """Does each iteration depend on the previous one, so the loop is inherently sequential?
-    A state fed back through a call (``h = self.cell(x[:, t], h)``) or a neighbour read
-    (``y[:, t] = a * y[:, t - 1] + x[:, t]``). Running sums (``total += ...``) do not count."""
+    A state fed back through a call (``h = self.cell(x[:, t], h)``, also a state held in a
+    list: ``h[0], c[0] = cell(x[:, t], (h[0], c[0]))``), a state multiplied into its own
+    update (``h = f[t] * h + x[t]``), or a neighbour read (``y[:, t] = a * y[:, t - 1] +
+    x[:, t]``). Running sums (``total += ...``, ``total = total + ...``) do not count."""
     assigned = set()  # names the body rebinds that already held a value before the loop
     for node in nodes:
         if isinstance(node, cst.AssignTarget):
-            assigned.update(name for name in target_names(node.target) if ctx.bound(name))
+            assigned.update(name for name in _state_names(node.target) if ctx.bound(name))
     for node in nodes:
         if isinstance(node, cst.Call) and not (ctx.qualname(node.func) or "").startswith("torch."):
             if any(name in assigned for arg in node.args for name in _names(arg.value)):
                 return True
+        if isinstance(node, cst.Assign) and any(_fed_back(node.value, name) for name in _assigned_names(node) & assigned):
+            return True
         if (
             isinstance(node, cst.BinaryOperation)
             and isinstance(node.operator, (cst.Subtract, cst.Add))
@@ -367,6 +452,54 @@ def _recurrence(ctx, nodes: List[cst.CSTNode], variable: str) -> bool:
         ):
             return True
     return False
+
+
+def _state_names(target: cst.BaseExpression) -> Iterable[str]:
+    """Names an assignment target updates: ``h``, and ``h`` of ``h[0]``."""
+    yield from target_names(target)
+    elements = target.elements if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    for element in elements:
+        value = getattr(element, "value", element)
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
+            yield value.value.value
+
+
+def _assigned_names(node: cst.Assign) -> Set[str]:
+    return {name for target in node.targets for name in target_names(target.target)}
+
+
+def _fed_back(value: cst.BaseExpression, name: str) -> bool:
+    """Does ``name = value`` use ``name`` other than as a term of a sum (``total + x``)?"""
+    terms = [value]
+    while terms:
+        term = terms.pop()
+        if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, (cst.Add, cst.Subtract)):
+            terms.extend((term.left, term.right))
+        elif not isinstance(term, cst.Name) and name in set(_names(term)):
+            return True
+    return False
+
+
+def _per_layer(nodes: List[cst.CSTNode], variable: str) -> bool:
+    """Does the body pick a submodule by the loop variable (``self.cls_branches[i]``)? Then the
+    loop walks layers (one module each), not the elements of a tensor."""
+    return any(
+        isinstance(node, cst.Subscript)
+        and isinstance(node.value, cst.Attribute)
+        and dotted_name(node.value.value) == "self"
+        and any(variable in set(_names(element)) for element in node.slice)
+        for node in nodes
+    )
+
+
+def _selects(node: cst.CSTNode) -> bool:
+    """An operation whose result size depends on the data: a boolean mask index (``x[m > 0]``),
+    ``nonzero``, ``unique``, ``masked_select``."""
+    if method_call(node, "nonzero", "unique", "masked_select", "argwhere") is not None:
+        return True
+    return isinstance(node, cst.Subscript) and any(
+        isinstance(inner, cst.Comparison) for element in node.slice for inner in descendants(element)
+    )
 
 
 def _names(node: cst.CSTNode) -> Iterable[str]:
