@@ -7,7 +7,8 @@ import libcst as cst
 
 from torchlint import runner
 from torchlint.config import Settings
-from torchlint.rules.base import Replacement, Rule
+from torchlint.rewrite import Replacement
+from torchlint.rules.base import Rule
 from torchlint.runner import FIX, Options, process_file
 
 BAD = "import torch\nx = torch.randn(3).cuda()\n"

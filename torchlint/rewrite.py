@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Sequence, Union
 
 import libcst as cst
 
 from torchlint.libcst_internals import CodegenState, generate
 from torchlint.syntax import keyword
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """Replace ``node``'s text with ``new`` (a node, or literal source text)."""
+
+    node: cst.CSTNode
+    new: Union[cst.CSTNode, str]
 
 
 def attribute(node: cst.BaseExpression, name: str) -> cst.Attribute:

@@ -56,7 +56,7 @@ class ImageFolderDataset(torch.utils.data.Dataset):
             img = np.ascontiguousarray(img[:, ::-1])
         img = img[:, :, ::-1]  # BGR -> RGB
         img = (img.astype(np.float32) / 255.0 - self.mean) / self.std
-        return torch.from_numpy(img.transpose(2, 0, 1)), target
+        return torch.from_numpy(img.transpose(2, 0, 1)), target  # expect: TL302
 
 
 class AverageMeter:

@@ -32,7 +32,7 @@ class ToTensor:
     def __call__(self, sample):
         image, label = sample["image"], sample["label"]
         image = image.transpose((2, 0, 1))
-        return {"image": torch.from_numpy(image), "label": torch.tensor(label, dtype=torch.long)}
+        return {"image": torch.from_numpy(image), "label": torch.tensor(label, dtype=torch.long)}  # expect: TL302
 
 
 class RandomHorizontalFlip:

@@ -12,9 +12,11 @@ import os
 import re
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, ClassVar, FrozenSet, Optional, Sequence, Tuple
 
 import libcst as cst
+
+from torchlint.rewrite import Replacement
 
 if TYPE_CHECKING:
     from torchlint.context import FileContext, Scope
@@ -67,14 +69,6 @@ class Invalid:
     @property
     def fixed_source(self) -> Optional[str]:
         return None if self.fixed is None else _block(self.fixed)
-
-
-@dataclass(frozen=True)
-class Replacement:
-    """Replace ``node``'s text with ``new`` (a node, or literal source text)."""
-
-    node: cst.CSTNode
-    new: Union[cst.CSTNode, str]
 
 
 @dataclass(frozen=True)

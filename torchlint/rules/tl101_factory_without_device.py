@@ -11,8 +11,8 @@ from torchlint.context.dataflow import MAX_TRAIL
 
 from torchlint.context.devices import Move, device_move, host_factory, moved_by_helper
 from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS
-from torchlint.rewrite import code_in_block, with_keyword
-from torchlint.rules.base import Invalid, Replacement, Rule, Valid
+from torchlint.rewrite import Replacement, code_in_block, with_keyword
+from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, method_call, positional
 from torchlint.walker import descendants
 

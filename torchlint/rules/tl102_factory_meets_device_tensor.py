@@ -19,8 +19,8 @@ from torchlint.context.devices import host_factory
 from torchlint.context.factories import DATA_FACTORIES, FACTORIES, constant_data, data_argument
 from torchlint.context.scopes import in_model_code
 from torchlint.context.tensors import HOST, IDENTITY_OPS
-from torchlint.rewrite import attribute, code_in_block, with_keyword
-from torchlint.rules.base import Invalid, Replacement, Rule, Valid
+from torchlint.rewrite import Replacement, attribute, code_in_block, with_keyword
+from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import assigned_name, method_call
 
 

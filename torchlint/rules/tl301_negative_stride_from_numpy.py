@@ -2,34 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
-from torchlint.context.dataflow import MAX_TRAIL
-from torchlint.rewrite import code_in_block
-from torchlint.rules.base import Invalid, Replacement, Rule, Valid
-from torchlint.syntax import has_star_args, method_call, positional
-
-
-# numpy functions and array methods that return a view with the same strides, permuted.
-_PERMUTING_FUNCTIONS = frozenset({"numpy.transpose", "numpy.swapaxes", "numpy.moveaxis", "numpy.rollaxis"})
-_PERMUTING_METHODS = frozenset({"transpose", "swapaxes"})
-
-
-# numpy functions that return a view with a negative stride.
-_REVERSING_FUNCTIONS = frozenset({"numpy.flip", "numpy.flipud", "numpy.fliplr", "numpy.rot90"})
-
-
-def _negative_step(node: cst.Subscript) -> bool:
-    """``a[:, :, ::-1]``: a slice with a negative literal step."""
-    for element in node.slice:
-        index = element.slice
-        if isinstance(index, cst.Slice) and isinstance(index.step, cst.UnaryOperation):
-            step = index.step
-            if isinstance(step.operator, cst.Minus) and isinstance(step.expression, cst.Integer):
-                return True
-    return False
+from torchlint.context.arrays import REVERSED, arriving_layout, contiguous_fix
+from torchlint.rules.base import Invalid, Rule, Valid
+from torchlint.syntax import has_star_args, positional
 
 
 class NegativeStrideFromNumpy(Rule):
@@ -48,8 +25,7 @@ class NegativeStrideFromNumpy(Rule):
         "`np.transpose`, `.swapaxes`, `.T`), in the same expression or through reassignments in "
         "the same function (`img = img[:, :, ::-1]` ... `img = img.transpose(2, 0, 1)` ... "
         "`torch.from_numpy(img)`), with no copy (`np.ascontiguousarray`, `.copy()`, `.astype(...)`, "
-        "`np.array(...)`) in between. A plain transpose without a reversal is not reported: see "
-        "*Measured*."
+        "`np.array(...)`, arithmetic) in between. A plain transpose without a reversal is TL302's."
     )
     why = (
         "`torch.from_numpy` shares the array's memory and needs strides a tensor can express; "
@@ -214,57 +190,5 @@ class NegativeStrideFromNumpy(Rule):
         if self.ctx.qualname(node.func) != "torch.from_numpy" or has_star_args(node):
             return
         args = positional(node)
-        if len(args) == 1 and self._reversed(args[0].value):
-            self.report(node, replacements=self._fix(args[0].value))
-
-    def _reversed(self, node: cst.BaseExpression) -> bool:
-        """Is ``node`` a view with a negative stride, following views and reassignments?"""
-        assigned: Optional[cst.BaseExpression] = None  # the assignment being looked through
-        for _ in range(MAX_TRAIL):
-            if isinstance(node, cst.Name):
-                value = self.ctx.value_of(node.value, before=assigned)
-                if value is None:
-                    return False
-                node = assigned = value
-            elif isinstance(node, cst.Subscript):
-                if _negative_step(node):
-                    return True
-                node = node.value
-            elif isinstance(node, cst.Attribute) and node.attr.value == "T":
-                node = node.value
-            elif isinstance(node, cst.Call):
-                name = self.ctx.qualname(node.func) or ""
-                if name in _REVERSING_FUNCTIONS:
-                    return True
-                args = positional(node)
-                if name in _PERMUTING_FUNCTIONS and args:
-                    node = args[0].value
-                elif method_call(node, *_PERMUTING_METHODS):
-                    node = node.func.value
-                else:
-                    return False  # a copy, or something unknown
-            else:
-                return False
-        return False
-
-    def _fix(self, argument: cst.BaseExpression):
-        alias = self.ctx.imports.alias_of("numpy")
-        code = code_in_block(self.ctx.module, argument, self.ctx.indentation())
-        replacements = [Replacement(argument, f"{alias or 'np'}.ascontiguousarray({code})")]
-        if alias is None:
-            anchor = self._last_import()
-            if anchor is None:
-                return ()
-            text = self.ctx.module.code_for_node(anchor)
-            newline = self.ctx.module.default_newline
-            replacements.append(Replacement(anchor, f"{text}import numpy as np{newline}"))
-        return replacements
-
-    def _last_import(self) -> Optional[cst.CSTNode]:
-        last = None
-        for statement in self.ctx.module.body:
-            if isinstance(statement, cst.SimpleStatementLine) and any(
-                isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
-            ):
-                last = statement
-        return last
+        if len(args) == 1 and arriving_layout(self.ctx, args[0].value) == REVERSED:
+            self.report(node, replacements=contiguous_fix(self.ctx, args[0].value))

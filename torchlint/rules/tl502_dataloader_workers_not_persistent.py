@@ -7,8 +7,8 @@ from typing import Dict, Optional, Tuple
 import libcst as cst
 
 from torchlint.context.loaders import DATASET_POSITION, NUM_WORKERS_POSITION, argument, dataloader_call
-from torchlint.rewrite import code_in_block, with_keyword
-from torchlint.rules.base import Invalid, Replacement, Rule, Valid
+from torchlint.rewrite import Replacement, code_in_block, with_keyword
+from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, keyword, literal_value
 
 

@@ -8,8 +8,8 @@ import libcst as cst
 
 from torchlint.context.devices import device_move
 from torchlint.context.loaders import PIN_MEMORY_POSITION, argument, dataloader_call, has_workers, iterated_loader
-from torchlint.rewrite import code_in_block, with_keyword
-from torchlint.rules.base import Invalid, Replacement, Rule, Valid
+from torchlint.rewrite import Replacement, code_in_block, with_keyword
+from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import keyword, literal_value, target_names
 
 

@@ -1,0 +1,220 @@
+"""numpy arrays on their way to ``torch.from_numpy``: the memory layout they arrive with.
+
+``torch.from_numpy`` shares the array's memory and keeps its strides. Walking back from its
+argument (through reassignments, ``self`` attributes and the return values of the file's
+own functions), the first operations met are the last ones applied:
+
+- a reversal (``a[:, ::-1]``, ``np.flip``) leaves negative strides, which ``from_numpy``
+  rejects (``REVERSED``);
+- a permutation (``.transpose(2, 0, 1)``, ``np.moveaxis``, ``.T``) leaves a view that is
+  not C-contiguous, and so is the tensor (``PERMUTED``);
+- ``np.ascontiguousarray`` and ``.copy()`` make a fresh C-contiguous array; ``astype``,
+  ``np.array`` and arithmetic make a fresh array that keeps the source's axis order
+  (numpy's ``order="K"``): no negative strides, but a permuted layout stays permuted.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Iterator, Optional, Tuple
+
+import libcst as cst
+
+from torchlint.context.dataflow import MAX_TRAIL
+from torchlint.rewrite import Replacement, code_in_block
+from torchlint.syntax import dotted_name, keyword, literal_value, method_call, positional
+from torchlint.walker import iter_children
+
+REVERSED, PERMUTED = "reversed", "permuted"
+
+# numpy functions and array methods that return a view with the same strides, permuted.
+_PERMUTING_FUNCTIONS = frozenset({"numpy.transpose", "numpy.swapaxes", "numpy.moveaxis", "numpy.rollaxis"})
+_PERMUTING_METHODS = frozenset({"transpose", "swapaxes"})
+# numpy functions that return a view with a negative stride.
+_REVERSING_FUNCTIONS = frozenset({"numpy.flip", "numpy.flipud", "numpy.fliplr", "numpy.rot90"})
+# Views that keep the layout they are taken from.
+_VIEW_FUNCTIONS = frozenset({"numpy.asarray", "numpy.expand_dims", "numpy.squeeze", "numpy.atleast_3d"})
+# Fresh arrays in the source's axis order (numpy's order="K"): strides become positive.
+_ORDER_KEEPING_FUNCTIONS = frozenset({"numpy.array", "numpy.copy"})
+_ORDER_KEEPING_METHODS = frozenset({"astype"})
+
+Resolve = Callable[[str, Optional[cst.BaseExpression]], Optional[cst.BaseExpression]]
+
+
+def arriving_layout(ctx, node: cst.BaseExpression) -> Optional[str]:
+    """``REVERSED``, ``PERMUTED`` or None (contiguous, or not known) for the array ``node``."""
+    return _layout(ctx, node, lambda name, before: ctx.value_of(name, before=before), depth=0)
+
+
+def _layout(ctx, node: Optional[cst.BaseExpression], resolve: Resolve, depth: int) -> Optional[str]:
+    permuted = False
+    fresh = False  # a fresh array was made after anything met further back: no negative strides
+    assigned: Optional[cst.BaseExpression] = None  # the assignment being looked through
+    for _ in range(MAX_TRAIL):
+        if isinstance(node, cst.Name):
+            node = assigned = resolve(node.value, assigned)
+            continue
+        if isinstance(node, cst.Attribute):
+            if dotted_name(node.value) == "self":
+                node = ctx.attribute_value(node.attr.value)
+            elif node.attr.value == "T":
+                permuted, node = True, node.value
+            else:
+                break
+            continue
+        if isinstance(node, cst.Subscript):
+            if _negative_step(node) and not fresh:
+                return REVERSED
+            node = node.value
+            continue
+        if isinstance(node, cst.BinaryOperation):  # img / 255.0: a fresh array, same axis order
+            array = _array_operand(node)
+            if array is None:
+                break
+            fresh, node = True, array
+            continue
+        if not isinstance(node, cst.Call):
+            break
+        name = ctx.qualname(node.func) or ""
+        args = positional(node)
+        if name in _REVERSING_FUNCTIONS:
+            if not fresh:
+                return REVERSED
+            node = args[0].value if args else None
+        elif name in _PERMUTING_FUNCTIONS and args:
+            permuted, node = True, args[0].value
+        elif method_call(node, *_PERMUTING_METHODS) is not None and _axes(args):
+            permuted, node = True, node.func.value
+        elif _makes_contiguous(ctx, node, name):
+            break
+        elif name in _VIEW_FUNCTIONS and args:
+            node = args[0].value
+        elif (name in _ORDER_KEEPING_FUNCTIONS and args) or method_call(node, *_ORDER_KEEPING_METHODS):
+            fresh, node = True, args[0].value if name in _ORDER_KEEPING_FUNCTIONS else node.func.value
+        else:
+            returned = _returned_layout(ctx, node, depth) if depth == 0 else None
+            if returned == REVERSED and not fresh:
+                return REVERSED
+            permuted = permuted or returned == PERMUTED
+            break
+    return PERMUTED if permuted else None
+
+
+def _negative_step(node: cst.Subscript) -> bool:
+    """``a[:, :, ::-1]``: a slice with a negative literal step."""
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Slice) and isinstance(index.step, cst.UnaryOperation):
+            step = index.step
+            if isinstance(step.operator, cst.Minus) and isinstance(step.expression, cst.Integer):
+                return True
+    return False
+
+
+def _array_operand(node: cst.BinaryOperation) -> Optional[cst.BaseExpression]:
+    """The array side of ``array * 2.0`` / ``1 - array`` (the other side a number)."""
+    if isinstance(node.right, (cst.Integer, cst.Float)):
+        return node.left
+    if isinstance(node.left, (cst.Integer, cst.Float)):
+        return node.right
+    return None
+
+
+def _axes(args) -> bool:
+    """numpy's axes (``2, 0, 1``, ``(2, 0, 1)``, a name, or none), not PIL's
+    ``Image.FLIP_LEFT_RIGHT``."""
+    return all(not isinstance(arg.value, cst.Attribute) for arg in args)
+
+
+def _makes_contiguous(ctx, call: cst.Call, name: str) -> bool:
+    """``np.ascontiguousarray(a)``, ``a.copy()``, or an order-keeping copy told ``order="C"``."""
+    if name == "numpy.ascontiguousarray" or method_call(call, "copy") is not None and not _order(call, "K"):
+        return True
+    return (name in _ORDER_KEEPING_FUNCTIONS or method_call(call, *_ORDER_KEEPING_METHODS) is not None) and _order(
+        call, "C"
+    )
+
+
+def _order(call: cst.Call, wanted: str) -> bool:
+    order = keyword(call, "order")
+    return order is not None and literal_value(order.value) == wanted
+
+
+def _returned_layout(ctx, call: cst.Call, depth: int) -> Optional[str]:
+    """The layout a call of one of the file's own functions (``to_chw(img)``, ``self._load(i)``)
+    returns, judged from its ``return`` statements."""
+    function = _defined_function(ctx, call.func)
+    if function is None:
+        return None
+    values = _local_values(function)
+    layouts = {
+        _layout(ctx, ret.value, lambda name, _before: values.get(name), depth + 1)
+        for ret in _returns(function)
+        if ret.value is not None
+    }
+    return REVERSED if REVERSED in layouts else PERMUTED if PERMUTED in layouts else None
+
+
+def _defined_function(ctx, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+    """The module-level function, or method of the enclosing class, that ``func`` names."""
+    if isinstance(func, cst.Name):
+        body = ctx.module.body
+        name = func.value
+    elif isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+        cls = next((node for node in reversed(ctx.ancestors) if isinstance(node, cst.ClassDef)), None)
+        if cls is None:
+            return None
+        body, name = cls.body.body, func.attr.value
+    else:
+        return None
+    return next((node for node in body if isinstance(node, cst.FunctionDef) and node.name.value == name), None)
+
+
+def _statements(node: cst.CSTNode) -> Iterator[cst.SimpleStatementLine]:
+    """The simple statements under ``node`` in source order, not entering nested definitions."""
+    for child in iter_children(node):
+        if isinstance(child, cst.SimpleStatementLine):
+            yield child
+        elif not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.BaseExpression)):
+            yield from _statements(child)
+
+
+def _local_values(function: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
+    """The last expression assigned to each plain name in ``function``."""
+    values: Dict[str, cst.BaseExpression] = {}
+    for statement in _statements(function.body):
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, cst.Name):
+                    values[target.value] = small.value
+    return values
+
+
+def _returns(function: cst.FunctionDef) -> Iterator[cst.Return]:
+    for statement in _statements(function.body):
+        yield from (small for small in statement.body if isinstance(small, cst.Return))
+
+
+def contiguous_fix(ctx, argument: cst.BaseExpression) -> Tuple[Replacement, ...]:
+    """Wrap ``argument`` in ``np.ascontiguousarray(...)``, with the module's numpy alias (adding
+    ``import numpy as np`` after the last top-level import when there is none)."""
+    alias = ctx.imports.alias_of("numpy")
+    code = code_in_block(ctx.module, argument, ctx.indentation())
+    replacements = [Replacement(argument, f"{alias or 'np'}.ascontiguousarray({code})")]
+    if alias is None:
+        anchor = _last_import(ctx.module)
+        if anchor is None:
+            return ()
+        text = ctx.module.code_for_node(anchor)
+        replacements.append(Replacement(anchor, f"{text}import numpy as np{ctx.module.default_newline}"))
+    return tuple(replacements)
+
+
+def _last_import(module: cst.Module) -> Optional[cst.CSTNode]:
+    last = None
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+        ):
+            last = statement
+    return last

@@ -1,0 +1,224 @@
+"""TL302 transposed-array-from-numpy: a permuted numpy view handed to ``torch.from_numpy``."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.context.arrays import PERMUTED, arriving_layout, contiguous_fix
+from torchlint.rules.base import Invalid, Rule, Valid
+from torchlint.syntax import assigned_name, has_star_args, method_call, positional
+
+# Tensor methods after `from_numpy` that keep the strides (views and casts).
+_KEEPS_STRIDES = frozenset(
+    "float double half bfloat16 long int short bool byte to cuda unsqueeze squeeze view detach requires_grad_".split()
+)
+# Joins whose result is a fresh contiguous tensor (DataLoader's default collate stacks too).
+_JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate"})
+
+
+class TransposedArrayFromNumpy(Rule):
+    code = "TL302"
+    name = "transposed-array-from-numpy"
+    message = (
+        "transposed numpy array reaches `torch.from_numpy` without a contiguous copy: the tensor is "
+        "strided (channels-last), and on CUDA a network fed such an input can take slower kernels; "
+        "use `np.ascontiguousarray` first"
+    )
+    fix = "unsafe"
+    triggers = ("from_numpy",)
+    what = (
+        "Finds `torch.from_numpy(a)` where `a` is a numpy array permuted by `.transpose(...)`, "
+        "`np.transpose`, `.swapaxes`, `np.moveaxis` or `.T` (an HWC image turned CHW is the usual "
+        "case), followed through reassignments in the same function, `self` attributes and the "
+        "return values of the file's own functions (`to_chw(img)`), with no `np.ascontiguousarray` "
+        "or `.copy()` in between. `astype`, `np.array` and arithmetic (`img / 255.0`) make a new "
+        "array in the same axis order, so they do not help. Not reported when the tensor is made "
+        "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`) "
+        "or joined into a new tensor (`torch.stack([...])`). A reversed array (`img[:, :, ::-1]`) "
+        "is TL301's: `from_numpy` rejects it."
+    )
+    why = (
+        "`torch.from_numpy` shares the array's memory and keeps its strides, so a transposed view "
+        "becomes a non-contiguous tensor with the strides of `channels_last`. Every op it meets "
+        "either handles the odd layout or copies it first; on CUDA a convolution fed such an input "
+        "may pick different kernels than for a contiguous one (pytorch/pytorch#44943 reports a "
+        "network training over 10x slower with a permuted input), and `.to(device)` copies the "
+        "strided layout over as it is. One contiguous copy on the host, where the data is anyway, "
+        "gives the device the layout every kernel expects. Through a DataLoader the default "
+        "collate stacks samples into a fresh contiguous batch, so there the cost is small: the rule "
+        "stays silent only where that is visible (a join with `torch.stack`/`torch.cat`)."
+    )
+    example = Invalid("""
+        import cv2
+        import torch
+
+        def load(path):
+            img = cv2.imread(path)
+            return torch.from_numpy(img.transpose(2, 0, 1))  # expect: TL302
+    """)
+    use_instead = Valid("""
+        import cv2
+        import numpy as np
+        import torch
+
+        def load(path):
+            img = cv2.imread(path)
+            return torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1)))
+    """)
+    fix_safety = (
+        "Unsafe: wraps the array in `np.ascontiguousarray(...)` (with the module's numpy alias, "
+        "adding `import numpy as np` when numpy is not imported). The tensor then owns a copy "
+        "instead of sharing the array's memory, so code that writes into the tensor and reads the "
+        "array (or the other way round) sees a change."
+    )
+    valid = (
+        Valid("""
+            import numpy as np
+            import torch
+            t = torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1)))
+        """),
+        Valid("""
+            import torch
+            t = torch.from_numpy(img.transpose(2, 0, 1).copy())
+        """),
+        Valid("""
+            import torch
+            t = torch.from_numpy(img).permute(2, 0, 1)
+        """),
+        Valid("""
+            import torch
+            t = torch.from_numpy(img.transpose(2, 0, 1)).contiguous()
+        """),
+        Valid("""
+            import torch
+            def load(img):
+                t = torch.from_numpy(img.transpose(2, 0, 1))
+                t = t.contiguous()
+                return t
+        """),
+        Valid("""
+            import torch
+            batch = torch.stack([torch.from_numpy(im.transpose(2, 0, 1)) for im in images])
+        """),
+        Valid("""
+            import numpy as np
+            import torch
+            def load(img):
+                img = img.transpose(2, 0, 1)
+                img = np.ascontiguousarray(img)
+                return torch.from_numpy(img)
+        """),
+        Valid("""
+            import numpy as np
+            import torch
+            from PIL import Image
+            t = torch.from_numpy(np.array(img.transpose(Image.FLIP_LEFT_RIGHT)))
+        """),
+        Valid("""
+            import torch
+            t = torch.from_numpy(img[:, :, ::-1].transpose(2, 0, 1))
+        """),
+        Valid("""
+            import numpy as np
+            import torch
+            t = torch.from_numpy(np.array([np.transpose(im, (2, 0, 1)) for im in images]))
+        """),
+    )
+    invalid = (
+        Invalid("""
+            import numpy as np
+            import torch
+            t = torch.from_numpy(img.transpose(2, 0, 1))  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import torch
+            t = torch.from_numpy(np.ascontiguousarray(img.transpose(2, 0, 1)))
+        """),
+        Invalid("""
+            import torch
+
+            def to_tensor(img):
+                img = img.transpose((2, 0, 1))
+                img = img.astype("float32") / 255.0
+                return torch.from_numpy(img).float()  # expect: TL302
+        """, fixed="""
+            import torch
+            import numpy as np
+
+            def to_tensor(img):
+                img = img.transpose((2, 0, 1))
+                img = img.astype("float32") / 255.0
+                return torch.from_numpy(np.ascontiguousarray(img)).float()
+        """),
+        Invalid("""
+            import numpy as onp
+            import torch
+            weight = torch.from_numpy(onp.moveaxis(w, -1, 0))  # expect: TL302
+            bias = torch.from_numpy(b.T)  # expect: TL302
+        """, fixed="""
+            import numpy as onp
+            import torch
+            weight = torch.from_numpy(onp.ascontiguousarray(onp.moveaxis(w, -1, 0)))
+            bias = torch.from_numpy(onp.ascontiguousarray(b.T))
+        """),
+        Invalid("""
+            import numpy as np
+            import torch
+
+            def hwc_to_chw(img):
+                return img.transpose(2, 0, 1)
+
+            class Images:
+                def __getitem__(self, index):
+                    return torch.from_numpy(hwc_to_chw(self.load(index)))  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import torch
+
+            def hwc_to_chw(img):
+                return img.transpose(2, 0, 1)
+
+            class Images:
+                def __getitem__(self, index):
+                    return torch.from_numpy(np.ascontiguousarray(hwc_to_chw(self.load(index))))
+        """),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.qualname(node.func) != "torch.from_numpy" or has_star_args(node):
+            return
+        args = positional(node)
+        if len(args) == 1 and arriving_layout(self.ctx, args[0].value) == PERMUTED and not self._made_contiguous(node):
+            self.report(node, replacements=contiguous_fix(self.ctx, args[0].value))
+
+    def _made_contiguous(self, call: cst.Call) -> bool:
+        """Is the tensor made contiguous right after: ``.contiguous()`` in its method chain, a
+        join into a new tensor, or a later ``t.contiguous()`` of the name it is stored in?"""
+        ancestors = self.ctx.ancestors
+        current: cst.CSTNode = call
+        index = len(ancestors) - 1
+        while index >= 1:
+            method = ancestors[index - 1]
+            if not (isinstance(ancestors[index], cst.Attribute) and method_call(method) is not None
+                    and method.func is ancestors[index] and ancestors[index].value is current):
+                break
+            name = ancestors[index].attr.value
+            if name == "contiguous":
+                return True
+            if name not in _KEEPS_STRIDES:
+                return False
+            current, index = method, index - 2
+        holder = ancestors[index] if index >= 0 else None
+        if self._joined(current, index):
+            return True
+        stored = assigned_name(holder, current)
+        return stored is not None and self.ctx.uses_member(stored, frozenset({"contiguous"}))
+
+    def _joined(self, value: cst.CSTNode, index: int) -> bool:
+        """Is ``value`` (whose parent is ``ancestors[index]``) an element given to ``torch.stack``/``cat``?"""
+        ancestors = self.ctx.ancestors
+        for depth in range(index, max(index - 6, -1), -1):
+            node = ancestors[depth]
+            if isinstance(node, cst.Call):
+                return (self.ctx.qualname(node.func) or "") in _JOINS
+        return False
