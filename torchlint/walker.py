@@ -105,6 +105,19 @@ def descendants(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(iter_children(node))
 
 
+def simple_statements(root: cst.CSTNode, enter_functions: bool = False) -> Iterator[cst.SimpleStatementLine]:
+    """The simple statement lines under ``root`` in source order, without descending into
+    expressions, nested classes, or (unless ``enter_functions``) nested functions."""
+    for child in iter_children(root):
+        if isinstance(child, cst.SimpleStatementLine):
+            yield child
+        elif isinstance(child, cst.FunctionDef):
+            if enter_functions:
+                yield from simple_statements(child, enter_functions)
+        elif not isinstance(child, (cst.ClassDef, cst.BaseExpression)):
+            yield from simple_statements(child, enter_functions)
+
+
 Handler = Callable[[cst.CSTNode], None]
 
 

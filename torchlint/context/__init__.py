@@ -16,10 +16,12 @@ import libcst as cst
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
-    FunctionFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, takes_step, warning_call,
+    FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, takes_step, warning_call,
 )
 from torchlint.context.imports import ImportTable
-from torchlint.context.scopes import MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers
+from torchlint.context.scopes import (
+    MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers,
+)
 from torchlint.context.tensors import (
     BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference,
     dimension_source, parameter_kind, shape_source,
@@ -54,14 +56,26 @@ class FileContext:
         self._attribute_kinds: Dict[Scope, Dict[str, Optional[str]]] = {}
         self._facts: Dict[Scope, FunctionFacts] = {}
         self._terminating: Set[int] = set()  # ids of `if` statements every branch of which terminates
-        self._inference = TensorInference(self.qualname, self._name_kind, self._self_attribute_kind)
+        # Kinds as bound (cheap, used while walking), and kinds with evidence from the whole
+        # function for names bound to something unknown (asked by rules, on demand).
+        self._bound_kinds = TensorInference(self.qualname, self._name_kind, lambda attribute: None)
+        self._inference = TensorInference(self.qualname, self._evident_name_kind, self._self_attribute_kind)
+        self._resolving: Set[str] = set()
+        self._text: Optional[TextFacts] = None
+        self._qualnames: Dict[int, Optional[str]] = {}
 
     # ---- questions rules ask -------------------------------------------------------
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
-        return self.imports.qualname(node)
+        """The dotted name ``node`` refers to through the imports (``torch.randn``), memoised:
+        many rules ask it of every call."""
+        key = id(node)
+        if key not in self._qualnames:
+            self._qualnames[key] = self.imports.qualname(node)
+        return self._qualnames[key]
 
     def tensor_kind(self, node: cst.BaseExpression) -> Optional[str]:
-        return self._inference.kind(node)
+        """``TENSOR``, ``HOST``, ``NOT``, ``BATCH``, ``CPU`` or None (unknown) for ``node`` here."""
+        return self._bound_kinds.kind(node) or self._inference.kind(node)
 
     def bound(self, name: str) -> bool:
         """Has ``name`` been bound so far in the current function (a parameter or assignment)?"""
@@ -107,6 +121,12 @@ class FileContext:
         if self._test_module is None:
             self._test_module = is_test_module(self.module, self.imports, self.path)
         return self._test_module
+
+    @property
+    def _text_facts(self) -> TextFacts:
+        if self._text is None:
+            self._text = TextFacts(self.text, self.imports)
+        return self._text
 
     def in_rare_path(self) -> bool:
         """In code that does not run in normal training: a ``raise``, an ``assert`` (also
@@ -157,6 +177,9 @@ class FileContext:
         """Does the current function use ``name.<member>`` for one of ``members``?"""
         return not self._function_facts().members.get(name, frozenset()).isdisjoint(members)
 
+    def _used_with_tensor_members(self, name: str) -> bool:
+        return name in self._text_facts.tensor_candidates and self.uses_member(name, TENSOR_ONLY_MEMBERS)
+
     def surely_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A ``TENSOR`` with more evidence than a parameter's name: a name used like a tensor
         (``x.shape``), annotated as one, or assigned from such a value, a torch function's result, a tensor-only
@@ -206,10 +229,7 @@ class FileContext:
         """Is ``name`` used with a member only tensors have (``x.shape``, ``x.view(...)``) in
         the current function, and not type-tested (``isinstance(x, ...)``: code that takes
         tensors or collections)? Tells a tensor from a list of tensors."""
-        facts = self._function_facts()
-        return name not in facts.type_tested and not facts.members.get(name, frozenset()).isdisjoint(
-            TENSOR_ONLY_MEMBERS
-        )
+        return self._used_with_tensor_members(name) and name not in self._function_facts().type_tested
 
     def returned_lists(self) -> Set[str]:
         """Names the current function returns (alone or in a tuple, list or dict) and never
@@ -257,16 +277,34 @@ class FileContext:
 
     def _name_kind(self, name: str) -> Optional[str]:
         holder = self._holder(name)
+        return None if holder is None else holder.kinds[name]
+
+    def _evident_name_kind(self, name: str) -> Optional[str]:
+        """A name's kind, and for a local bound to something unknown, what the function shows:
+        a tensor if it is used like one (`logits = model(x)` ... `F.cross_entropy(logits, y)`),
+        else the kind of the value it was assigned with that evidence."""
+        holder = self._holder(name)
         if holder is None:
             return None
         kind = holder.kinds[name]
-        if kind is None and holder is self._here and self._torch_evidence(name):
-            return TENSOR  # `logits = model(x)` ... `F.cross_entropy(logits, y)`
-        return kind
+        if kind is not None or holder is not self._here or name in self._resolving:
+            return kind
+        if self._torch_evidence(name):
+            return TENSOR
+        value = holder.latest(name)
+        if value is None:
+            return None
+        self._resolving.add(name)
+        try:
+            return self._inference.kind(value)
+        finally:
+            self._resolving.discard(name)
 
     def _torch_evidence(self, name: str) -> bool:
         """Is ``name`` used in the current function in a way only torch tensors are
         (``x.backward()``, ``x.detach()``, an argument of ``F.*`` or a torch op)?"""
+        if name not in self._text_facts.tensor_candidates:
+            return False  # the file's text never uses it so: no need to read the function
         facts = self._function_facts()
         if name in facts.type_tested:
             return False
@@ -285,7 +323,7 @@ class FileContext:
 
     def _self_attribute_kind(self, name: str) -> Optional[str]:
         cls = self._class()
-        if cls is None:
+        if cls is None or name not in self._text_facts.tensor_attributes:
             return None
         kinds = self._attribute_kinds.get(cls)
         if kinds is None:
@@ -369,7 +407,7 @@ class FileContext:
 
     def _enter_loop(self, node: cst.CSTNode, name: str) -> Scope:
         loop = Scope("loop", name, self.scope, node)
-        if takes_step(node.body):
+        if self._text_facts.steps and takes_step(node.body):
             loop.hot_reason, loop.hot_kind = "training loop", STEP
         self._scopes.append(loop)
         self._push(loop)
@@ -424,7 +462,7 @@ class FileContext:
             scope.called.add(dotted_name(func) or "")
 
     def leave_Assign(self, node: cst.Assign) -> None:
-        kind = self.tensor_kind(node.value)
+        kind = self._bound_kinds.kind(node.value)
         for target in node.targets:
             self._bind_target(target.target, kind, node.value)
             self._note_write(target.target, kind)
@@ -436,10 +474,10 @@ class FileContext:
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
-            self._bind_target(node.target, self.tensor_kind(node.value), node.value)
+            self._bind_target(node.target, self._bound_kinds.kind(node.value), node.value)
 
     def leave_AugAssign(self, node: cst.AugAssign) -> None:
-        self._note_write(node.target, self.tensor_kind(node.value))
+        self._note_write(node.target, self._bound_kinds.kind(node.value))
         if isinstance(node.target, cst.Name):
             bindings = self._here
             name = node.target.value
@@ -471,7 +509,7 @@ class FileContext:
     def _element_kind(self, iterable: cst.BaseExpression, batches: bool = False) -> Optional[str]:
         """What iterating ``iterable`` yields: a tensor's (or a host tensor's) rows are tensors;
         what a training loop draws from anything that is not a known container is a batch."""
-        kind = self.tensor_kind(iterable)
+        kind = self._bound_kinds.kind(iterable)
         if kind in (TENSOR, HOST):
             return TENSOR
         return BATCH if batches and kind is None else None
@@ -490,9 +528,9 @@ class FileContext:
                 isinstance(element, cst.StarredElement) for element in (*value.elements, *target.elements)
             ):  # a, b = x, y
                 for element, assigned in zip(target.elements, value.elements):
-                    self._bind_target(element.value, self.tensor_kind(assigned.value), assigned.value)
+                    self._bind_target(element.value, self._bound_kinds.kind(assigned.value), assigned.value)
                 return
-            shaped = shape_source(value, self.tensor_kind) if value is not None else None
+            shaped = shape_source(value, self._bound_kinds.kind) if value is not None else None
             element_kind = NOT if shaped is not None else TENSOR if kind == BATCH else None
             for element in target.elements:
                 self._bind_target(element.value, element_kind)

@@ -22,7 +22,7 @@ import libcst as cst
 from torchlint.context.dataflow import MAX_TRAIL
 from torchlint.rewrite import Replacement, code_in_block
 from torchlint.syntax import dotted_name, keyword, literal_value, method_call, positional
-from torchlint.walker import iter_children
+from torchlint.walker import simple_statements
 
 REVERSED, PERMUTED = "reversed", "permuted"
 
@@ -169,19 +169,10 @@ def _defined_function(ctx, func: cst.BaseExpression) -> Optional[cst.FunctionDef
     return next((node for node in body if isinstance(node, cst.FunctionDef) and node.name.value == name), None)
 
 
-def _statements(node: cst.CSTNode) -> Iterator[cst.SimpleStatementLine]:
-    """The simple statements under ``node`` in source order, not entering nested definitions."""
-    for child in iter_children(node):
-        if isinstance(child, cst.SimpleStatementLine):
-            yield child
-        elif not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.BaseExpression)):
-            yield from _statements(child)
-
-
 def _local_values(function: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
     """The last expression assigned to each plain name in ``function``."""
     values: Dict[str, cst.BaseExpression] = {}
-    for statement in _statements(function.body):
+    for statement in simple_statements(function.body):
         for small in statement.body:
             if isinstance(small, cst.Assign) and len(small.targets) == 1:
                 target = small.targets[0].target
@@ -191,7 +182,7 @@ def _local_values(function: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
 
 
 def _returns(function: cst.FunctionDef) -> Iterator[cst.Return]:
-    for statement in _statements(function.body):
+    for statement in simple_statements(function.body):
         yield from (small for small in statement.body if isinstance(small, cst.Return))
 
 

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterator, Optional, Set
+from functools import cached_property
+from typing import Callable, Dict, FrozenSet, Iterator, Optional, Set
 
 import libcst as cst
 
 from torchlint.context.scopes import is_training_step_call
 from torchlint.context.tensors import (
-    HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TensorInference, annotation_kind, is_tensor_op, merge_kinds,
+    HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
+    is_tensor_op, merge_kinds,
 )
 from torchlint.syntax import dotted_name, is_name
-from torchlint.walker import descendants, iter_children
+from torchlint.walker import descendants, iter_children, simple_statements
 
 _JOINS = frozenset("cat concat concatenate stack hstack vstack dstack".split())
 _PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -32,6 +34,55 @@ _DEBUGGING_WORDS = frozenset(
 )
 _WARNING_CALLS = frozenset("warn warning error exception critical fatal".split())
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While)
+
+
+_MEMBER_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(TORCH_ONLY_MEMBERS | TENSOR_ONLY_MEMBERS)) + r")\b")
+_OWNER = re.compile(r"([A-Za-z_]\w*)\s*$")  # the name right before a `.member`
+_REGISTERED = re.compile(r"register_(?:buffer|parameter)\(\s*[\"'](\w+)")
+_STEP_CALL = re.compile(r"\.\s*(backward|step)\s*\(")
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+class TextFacts:
+    """What a file's text shows at a glance: cheap prefilters before reading functions or
+    classes (every answer is a superset of what the syntax tree holds), each computed on
+    first use."""
+
+    def __init__(self, text: str, imports) -> None:
+        self._text = text
+        self._imports = imports
+
+    @cached_property
+    def steps(self) -> bool:
+        """`.backward(` or `.step(` appears: some loop may take a training step."""
+        return bool(_STEP_CALL.search(self._text))
+
+    @cached_property
+    def _torch_names(self) -> str:
+        names = [re.escape(local) for local, target in self._imports.names.items() if target.split(".")[0] == "torch"]
+        return "|".join(names + ["Parameter"])
+
+    @cached_property
+    def tensor_candidates(self) -> FrozenSet[str]:
+        """Names used with a tensor member (`x.detach()`, `x.shape`) or inside a torch call."""
+        text = self._text
+        candidates = set()
+        for match in _MEMBER_USE.finditer(text):
+            owner = _OWNER.search(text, max(0, match.start() - 80), match.start())
+            if owner is not None:
+                candidates.add(owner.group(1))
+        torch_call = re.compile(r"\b(?:" + self._torch_names + r")\s*\.[\w.]*\(([^()]*)")
+        candidates.update(_IDENTIFIER.findall(" ".join(torch_call.findall(text))))
+        return frozenset(candidates)
+
+    @cached_property
+    def tensor_attributes(self) -> FrozenSet[str]:
+        """`self.<name>` assigned from torch (`nn.Parameter(...)`, `torch.zeros(...)`,
+        `y.cuda()`) or registered as a buffer or parameter somewhere."""
+        assigned = re.compile(
+            r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)[^\n]*(?:\b(?:" + self._torch_names + r")\b|\.cuda\(|\.to\()"
+        )
+        return frozenset(assigned.findall(self._text)) | frozenset(_REGISTERED.findall(self._text))
 
 
 @dataclass
@@ -100,17 +151,17 @@ def attribute_kinds(cls: cst.ClassDef, qualname: Callable) -> Dict[str, Optional
     """The tensor kinds of ``self.<name>`` in a class: parameters and buffers are tensors (they
     move with the module), a torch call's result has its kind, anything else is unknown."""
     found: Dict[str, list] = {}
-    for node in _own_nodes(cls.body):
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                attr = target.target
-                if isinstance(attr, cst.Attribute) and is_name(attr.value, "self"):
-                    kind = _assigned_kind(node.value, attr.attr.value, qualname)
-                    if kind != "skip":
-                        found.setdefault(attr.attr.value, []).append(kind)
-        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self"):
-            if node.func.attr.value in _REGISTERS and node.args and isinstance(node.args[0].value, cst.SimpleString):
-                found.setdefault(str(node.args[0].value.evaluated_value), []).append(TENSOR)
+    for line in simple_statements(cls.body, enter_functions=True):
+        for node in line.body:
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    attr = target.target
+                    if isinstance(attr, cst.Attribute) and is_name(attr.value, "self"):
+                        kind = _assigned_kind(node.value, attr.attr.value, qualname)
+                        if kind != "skip":
+                            found.setdefault(attr.attr.value, []).append(kind)
+            elif isinstance(node, cst.Expr) and _registers(node.value):
+                found.setdefault(str(node.value.args[0].value.evaluated_value), []).append(TENSOR)
     return {name: (None if None in kinds else merge_kinds(kinds)) for name, kinds in found.items()}
 
 
@@ -127,13 +178,12 @@ def _assigned_kind(value: cst.BaseExpression, name: str, qualname: Callable):
     return kind if kind in (TENSOR, HOST) else None
 
 
-def _own_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes of a class body, without nested classes (their ``self`` is another)."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in iter_children(node) if not isinstance(child, cst.ClassDef))
+def _registers(call: cst.BaseExpression) -> bool:
+    """``self.register_buffer("name", ...)`` / ``self.register_parameter("name", ...)``."""
+    return (
+        isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and is_name(call.func.value, "self")
+        and call.func.attr.value in _REGISTERS and bool(call.args) and isinstance(call.args[0].value, cst.SimpleString)
+    )
 
 
 def _direct_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -439,6 +439,8 @@ class FactoryMeetsDeviceTensor(Rule):
             self._stored[(self.ctx.scope.function, target)] = (node, flow.top, self.ctx.indentation())
 
     def visit_Name(self, node: cst.Name) -> None:
+        if not self._stored:
+            return
         stored = self._stored.get((self.ctx.scope.function, node.value))
         if stored is None or self.ctx.value_of(node.value) is not stored[1]:
             return

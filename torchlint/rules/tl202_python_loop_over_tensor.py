@@ -370,9 +370,9 @@ class PythonLoopOverTensor(Rule):
     def _walks_tensor(self, iterable: cst.BaseExpression, target: cst.BaseExpression, body) -> bool:
         if self.ctx.in_definition():
             return False
-        nodes = [node for part in body for node in descendants(part)]
         variable = target.value if isinstance(target, cst.Name) else ""
         if any(self._is_tensor_rows(candidate) for candidate in _iterated(self.ctx, iterable)):
+            nodes = [node for part in body for node in descendants(part)]
             # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
             return not _recurrence(self.ctx, nodes, variable) and not self._ragged(nodes)
         stop = _range_stop(self.ctx, iterable)
@@ -381,6 +381,7 @@ class PythonLoopOverTensor(Rule):
         sized = self.ctx.sized_tensor(stop)
         if sized is None or not self._evident_tensor(sized, stop):
             return False
+        nodes = [node for part in body for node in descendants(part)]
         if _recurrence(self.ctx, nodes, variable) or self._ragged(nodes) or _per_layer(nodes, variable):
             return False
         return any(self._indexes_by(node, variable) for node in nodes)

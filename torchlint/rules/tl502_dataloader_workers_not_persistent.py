@@ -254,6 +254,8 @@ class DataloaderWorkersNotPersistent(Rule):
 
     def visit_Name(self, node: cst.Name) -> None:
         """A loader named in the body of a loop (an epoch loop) after it was built is iterated again."""
+        if not self._pending:
+            return
         pending = self._pending.pop((self.ctx.scope.function, node.value), None)
         if pending is None:
             return
