@@ -141,7 +141,7 @@ class MNISTDataModule(L.LightningDataModule):
         )
 
     def val_dataloader(self):
-        return DataLoader(self.val_ds, batch_size=2 * self.batch_size, num_workers=self.num_workers)  # expect: TL502
+        return DataLoader(self.val_ds, batch_size=2 * self.batch_size, num_workers=self.num_workers)  # expect: TL502 TL503
 
     def test_dataloader(self):
         return DataLoader(self.test_ds, batch_size=2 * self.batch_size, num_workers=self.num_workers)

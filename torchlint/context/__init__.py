@@ -19,6 +19,7 @@ from torchlint.context.facts import (
     FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, takes_step, warning_call,
 )
 from torchlint.context.imports import ImportTable
+from torchlint.context.loaders import LoaderSources
 from torchlint.context.scopes import (
     MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers,
 )
@@ -55,13 +56,16 @@ class FileContext:
         self._class_attributes: Dict[Scope, Dict[str, Optional[cst.BaseExpression]]] = {}
         self._attribute_kinds: Dict[Scope, Dict[str, Optional[str]]] = {}
         self._facts: Dict[Scope, FunctionFacts] = {}
-        self._terminating: Set[int] = set()  # ids of `if` statements every branch of which terminates
+        self._terminating: Set[int] = set()
+        self._entered_loops: Set[int] = set()  # ids of `if` statements every branch of which terminates
         # Kinds as bound (cheap, used while walking), and kinds with evidence from the whole
         # function for names bound to something unknown (asked by rules, on demand).
         self._bound_kinds = TensorInference(self.qualname, self._name_kind, lambda attribute: None)
         self._inference = TensorInference(self.qualname, self._evident_name_kind, self._self_attribute_kind)
         self._resolving: Set[str] = set()
         self._text: Optional[TextFacts] = None
+        self._loaders: Optional[LoaderSources] = None
+        self._notes_calls = "DataLoader" in text  # record calls for loader references
         self._qualnames: Dict[int, Optional[str]] = {}
 
     # ---- questions rules ask -------------------------------------------------------
@@ -97,6 +101,21 @@ class FileContext:
     def global_value(self, name: str) -> Optional[cst.BaseExpression]:
         """The expression last assigned to ``name`` at module level so far."""
         return self._bindings[self.module_scope].latest(name)
+
+    def entered(self, loop: cst.CSTNode) -> bool:
+        """Has the walk already entered this loop (it comes before, or around, the node visited)?"""
+        return id(loop) in self._entered_loops
+
+    def bindings_of(self, scope: Scope) -> Optional[Bindings]:
+        """What the names of a function (or the module) held when the walk left it."""
+        return self._bindings.get(scope)
+
+    @property
+    def loaders(self) -> LoaderSources:
+        """Where DataLoaders come from (see ``context.loaders``)."""
+        if self._loaders is None:
+            self._loaders = LoaderSources(self)
+        return self._loaders
 
     def attribute_value(self, name: str) -> Optional[cst.BaseExpression]:
         """The one expression assigned to ``self.<name>`` in the enclosing class, if unique."""
@@ -410,6 +429,7 @@ class FileContext:
         if self._text_facts.steps and takes_step(node.body):
             loop.hot_reason, loop.hot_kind = "training loop", STEP
         self._scopes.append(loop)
+        self._entered_loops.add(id(node))
         self._push(loop)
         return loop
 
@@ -452,6 +472,8 @@ class FileContext:
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         scope = self.scope
+        if self._notes_calls:
+            self.loaders.note_call(node)
         if is_training_step_call(func) and scope.kind == "function":
             scope.steps = True
         if scope.kind == "class":

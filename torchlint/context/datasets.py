@@ -58,12 +58,12 @@ def _changes(root: cst.CSTNode, owners: FrozenSet[str]) -> bool:
     return False
 
 
-def _loop_bodies(root: cst.CSTNode) -> Iterable[cst.CSTNode]:
+def _loops(root: cst.CSTNode) -> Iterable[cst.CSTNode]:
     stack = [root]
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.For, cst.While)):
-            yield node.body
+            yield node
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not root:
             continue
         stack.extend(node.children)
@@ -102,8 +102,8 @@ class DatasetFacts:
     def changed_between_epochs(self, dataset: Optional[cst.BaseExpression], loader: Optional[str]) -> bool:
         """Does code that runs between epochs change the dataset (``ds.set_epoch(epoch)``,
         ``ds.difficulty = d``, ``loader.dataset.resample()``)? Persistent workers would miss it.
-        Looked for in the loops of the current function, and for ``self.<name>`` in the methods
-        of its class that run after set-up."""
+        Looked for in the loops of the current function that come after the loader is built,
+        and for ``self.<name>`` in the methods of its class that run after set-up."""
         owners = {name for name in (dotted_name(dataset) if dataset is not None else None,) if name}
         if loader:
             owners.add(f"{loader}.dataset")
@@ -111,7 +111,9 @@ class DatasetFacts:
             return False
         owners = frozenset(owners)
         function = self._ctx.scope.function
-        if function.node is not None and any(_changes(body, owners) for body in _loop_bodies(function.node)):
+        if function.node is not None and any(
+            _changes(loop.body, owners) for loop in _loops(function.node) if not self._ctx.entered(loop)
+        ):  # loops already walked ran before the loader was built: they prepare the dataset
             return True
         cls = function.enclosing_class
         if cls is None or not any(owner.startswith("self.") for owner in owners):

@@ -15,6 +15,11 @@ from torchlint.syntax import dotted_name
 # Public spellings for objects that are often imported from their defining module.
 _CANONICAL = {
     "torch.utils.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
+    # Subclasses that take torch's arguments and iterate the same way.
+    "monai.data.DataLoader": "torch.utils.data.DataLoader",
+    "monai.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
+    "torch_geometric.loader.DataLoader": "torch.utils.data.DataLoader",
+    "torch_geometric.loader.dataloader.DataLoader": "torch.utils.data.DataLoader",
     "torch.nn.parallel.DataParallel": "torch.nn.DataParallel",
     "torch.nn.parallel.data_parallel.DataParallel": "torch.nn.DataParallel",
     "torch.nn.modules.module.Module": "torch.nn.Module",

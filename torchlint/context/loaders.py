@@ -1,50 +1,273 @@
-"""DataLoaders: which calls build one, what they were given, and which loops iterate one."""
+"""DataLoaders: which calls build one, what they were given, and where they are iterated.
+
+A loader is often built in one function and iterated in another: at module level and in
+``train()``, in ``main()`` and passed to ``train(loader)``, in ``__init__`` and kept on
+``self``, or returned by a helper or a Lightning ``train_dataloader`` hook. While the file
+is walked, the iterable of a loop becomes a *reference* (a DataLoader call of the same
+function, a parameter, a module-level name, an attribute of ``self``, or what one of the
+file's functions returns), and calls of the file's own functions record what they pass.
+Once the whole file is seen, ``LoaderSources.resolve`` turns a reference into the
+DataLoader calls it can hold.
+"""
 
 from __future__ import annotations
 
-from typing import Optional
+from collections import defaultdict
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.syntax import has_star_args, keyword, literal_value, positional
+from torchlint.syntax import dotted_name, literal_value, positional
+from torchlint.walker import simple_statements
 
 DATALOADER = "torch.utils.data.DataLoader"
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
 DATASET_POSITION = 0
 NUM_WORKERS_POSITION = 5
 PIN_MEMORY_POSITION = 7
+EPOCH_HOOKS = frozenset({"train_dataloader", "val_dataloader"})  # Lightning iterates their loaders every epoch
 _ITERATION_WRAPPERS = frozenset({"builtins.enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "rich.progress.track"})
+_MAX_DEPTH = 8  # references followed through at most this many hops
+
+Ref = Tuple  # ("loader", call) | ("param", function, name) | ("global", name) | ("attribute", class, name)
+#              | ("returned", owner, name): what a function of the module (owner None) or a class returns
+
+
+def keywords(ctx, call: cst.Call) -> Optional[Dict[str, cst.BaseExpression]]:
+    """The keyword arguments of ``call``, with those of ``**kwargs`` when ``kwargs`` is a dict
+    built in the same function (``dict(num_workers=4)``, ``{"num_workers": 4}``); None when
+    some ``*args``/``**kwargs`` hide what is passed."""
+    found: Dict[str, cst.BaseExpression] = {}
+    for arg in call.args:
+        if arg.star == "*":
+            return None
+        if arg.star == "**":
+            spread = _dict_literal(ctx, arg.value)
+            if spread is None:
+                return None
+            found.update(spread)
+        elif arg.keyword is not None:
+            found[arg.keyword.value] = arg.value
+    return found
+
+
+def _dict_literal(ctx, node: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
+    value = ctx.value_of(node.value) if isinstance(node, cst.Name) else node
+    if isinstance(value, cst.Call) and ctx.qualname(value.func) == "builtins.dict" and not positional(value):
+        if any(arg.star for arg in value.args):
+            return None
+        return {arg.keyword.value: arg.value for arg in value.args}
+    if isinstance(value, cst.Dict):
+        found = {}
+        for element in value.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                return None
+            found[str(element.key.evaluated_value)] = element.value
+        return found
+    return None
 
 
 def dataloader_call(ctx, node: cst.Call) -> bool:
     """A call of ``torch.utils.data.DataLoader`` whose arguments are all visible."""
-    return ctx.qualname(node.func) == DATALOADER and not has_star_args(node)
+    return ctx.qualname(node.func) == DATALOADER and keywords(ctx, node) is not None
 
 
-def argument(node: cst.Call, name: str, position: int) -> Optional[cst.BaseExpression]:
-    """The argument passed as ``name=`` or at ``position``, if any."""
-    arg = keyword(node, name)
-    if arg is not None:
-        return arg.value
+def argument(ctx, node: cst.Call, name: str, position: int) -> Optional[cst.BaseExpression]:
+    """The argument passed as ``name=`` (also through a visible ``**kwargs`` dict) or at ``position``."""
+    given = keywords(ctx, node) or {}
+    if name in given:
+        return given[name]
     args = positional(node)
     return args[position].value if len(args) > position else None
 
 
-def has_workers(loader: cst.Call) -> bool:
+def has_workers(ctx, loader: cst.Call) -> bool:
     """``num_workers`` is given and is not a literal 0."""
-    workers = argument(loader, "num_workers", NUM_WORKERS_POSITION)
+    workers = argument(ctx, loader, "num_workers", NUM_WORKERS_POSITION)
     return workers is not None and literal_value(workers) != 0
 
 
-def iterated_loader(ctx, iterable: cst.BaseExpression) -> Optional[cst.Call]:
-    """The ``DataLoader(...)`` call a ``for`` loop iterates (through a name, ``enumerate``, ``tqdm``)."""
-    while isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) in _ITERATION_WRAPPERS:
+def unwrap_iteration(ctx, iterable: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """What ``for ... in iterable`` walks: ``loader`` for ``enumerate(tqdm(loader))``, and for
+    ``tqdm(loader) if verbose else loader``."""
+    if isinstance(iterable, cst.IfExp):
+        body, orelse = unwrap_iteration(ctx, iterable.body), unwrap_iteration(ctx, iterable.orelse)
+        same = body is not None and orelse is not None and dotted_name(body) == dotted_name(orelse)
+        return body if same and dotted_name(body) is not None else None
+    while isinstance(iterable, cst.Call) and (
+        ctx.qualname(iterable.func) in _ITERATION_WRAPPERS or (dotted_name(iterable.func) or "").endswith("tqdm")
+    ):
         args = positional(iterable)
         if not args:
             return None
         iterable = args[0].value
-    if isinstance(iterable, cst.Name):
-        iterable = ctx.value_of(iterable.value)
-    if isinstance(iterable, cst.Call) and dataloader_call(ctx, iterable):
-        return iterable
-    return None
+    return iterable
+
+
+class LoaderSources:
+    """References to DataLoaders across the functions of one file, resolved at its end."""
+
+    def __init__(self, ctx) -> None:
+        self._ctx = ctx
+        # callee key ("train", or "Trainer.fit") -> (caller scope, positional refs, keyword refs)
+        self._calls: Dict[str, List[Tuple[object, List[Optional[Ref]], Dict[str, Optional[Ref]]]]] = defaultdict(list)
+
+    def ref(self, node: Optional[cst.BaseExpression], assigned: Optional[cst.BaseExpression] = None,
+            depth: int = 0) -> Optional[Ref]:
+        """A reference for the loader ``node`` may be, in the scope being walked (``node`` is
+        part of ``assigned`` when following a chain of reassignments)."""
+        ctx = self._ctx
+        if isinstance(node, cst.Name):
+            function = ctx.scope.function
+            if not ctx.bound(node.value):
+                return ("global", node.value) if function.kind == "function" else None
+            value = ctx.value_of(node.value, before=assigned)
+            if value is not None:
+                return self.ref(value, value, depth + 1) if depth < _MAX_DEPTH else None
+            return ("param", function, node.value) if _is_parameter(function, node.value) else None
+        if isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
+            cls = ctx.scope.enclosing_class
+            return ("attribute", cls, node.attr.value) if cls is not None else None
+        if isinstance(node, cst.Call):
+            if ctx.qualname(node.func) == DATALOADER:
+                return ("loader", node)
+            return self._returned(node.func)
+        return None
+
+    def _returned(self, func: cst.BaseExpression) -> Optional[Ref]:
+        if isinstance(func, cst.Name):
+            return ("returned", None, func.value)
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+            cls = self._ctx.scope.enclosing_class
+            return ("returned", cls, func.attr.value) if cls is not None else None
+        return None
+
+    def note_call(self, call: cst.Call) -> None:
+        """Record what a call of one of the file's functions passes (for parameters' references)."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            key = func.value
+        elif isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+            cls = self._ctx.scope.enclosing_class
+            key = f"{cls.name}.{func.attr.value}" if cls is not None else ""
+        else:
+            return
+        if not any(isinstance(arg.value, (cst.Name, cst.Attribute, cst.Call)) for arg in call.args):
+            return
+        args = [self.ref(arg.value) for arg in positional(call)]
+        named = {arg.keyword.value: self.ref(arg.value) for arg in call.args if arg.keyword is not None}
+        self._calls[key].append((self._ctx.scope, args, named))
+
+    def callers(self, function) -> List[object]:
+        """The scopes that call ``function`` (a function scope of this file)."""
+        return [caller for caller, _, _ in self._calls.get(self._key(function), ())]
+
+    def resolve(self, ref: Optional[Ref], depth: int = 0, seen: Optional[Set[Ref]] = None) -> List[cst.Call]:
+        """The DataLoader calls ``ref`` can hold (the whole file has been walked)."""
+        seen = set() if seen is None else seen
+        if ref is None or depth > _MAX_DEPTH or ref in seen:
+            return []
+        seen.add(ref)
+        kind = ref[0]
+        if kind == "loader":
+            return [ref[1]]
+        found: List[cst.Call] = []
+        for value_ref in self._sources(ref):
+            found.extend(self.resolve(value_ref, depth + 1, seen))
+        return found
+
+    def _sources(self, ref: Ref) -> List[Optional[Ref]]:
+        ctx = self._ctx
+        kind = ref[0]
+        if kind == "param":
+            function, name = ref[1], ref[2]
+            position = _parameter_position(function, name)
+            found = []
+            for _, args, named in self._calls.get(self._key(function), ()):
+                if name in named:
+                    found.append(named[name])
+                elif position is not None and position < len(args):
+                    found.append(args[position])
+            return found
+        if kind == "global":
+            return [self._value_ref(ctx.module_scope, ctx.global_value(ref[1]))]
+        if kind == "attribute":
+            return [self._value_ref(method, value) for method, value in _attribute_values(ref[1], ref[2])]
+        if kind == "returned":
+            function = _function(ctx.module_scope if ref[1] is None else ref[1], ref[2])
+            if function is None:
+                return []
+            return [self._value_ref(function, value) for value in _returned_values(function)]
+        return []
+
+    def _value_ref(self, scope, value: Optional[cst.BaseExpression], depth: int = 0) -> Optional[Ref]:
+        """A reference for ``value``, an expression of ``scope`` (read after the walk)."""
+        if isinstance(value, cst.Name) and depth < _MAX_DEPTH:
+            bindings = self._ctx.bindings_of(scope)
+            if bindings is not None and bindings.latest(value.value) is not None:
+                return self._value_ref(scope, bindings.latest(value.value), depth + 1)
+            if _is_parameter(scope, value.value):
+                return ("param", scope, value.value)
+            return ("global", value.value)
+        if isinstance(value, cst.Call):
+            if self._ctx.qualname(value.func) == DATALOADER:
+                return ("loader", value)
+            if isinstance(value.func, cst.Name):
+                return ("returned", None, value.func.value)
+            if isinstance(value.func, cst.Attribute) and dotted_name(value.func.value) == "self":
+                cls = scope if scope.kind == "class" else scope.enclosing_class
+                return ("returned", cls, value.func.attr.value) if cls is not None else None
+        return None
+
+    @staticmethod
+    def _key(function) -> str:
+        owner = function.parent
+        return f"{owner.name}.{function.name}" if owner is not None and owner.kind == "class" else function.name
+
+
+def _is_parameter(function, name: str) -> bool:
+    return _parameter_position(function, name) is not None or name in _keyword_only(function)
+
+
+def _parameter_position(function, name: str) -> Optional[int]:
+    node = function.node
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    names = [param.name.value for param in (*node.params.posonly_params, *node.params.params)]
+    if function.parent is not None and function.parent.kind == "class" and names[:1] in (["self"], ["cls"]):
+        names = names[1:]
+    return names.index(name) if name in names else None
+
+
+def _keyword_only(function) -> Set[str]:
+    node = function.node
+    return {param.name.value for param in node.params.kwonly_params} if isinstance(node, cst.FunctionDef) else set()
+
+
+def _function(owner, name: str):
+    target = owner.methods.get(name) if owner is not None else None
+    return target if target is not None and target.kind == "function" else None
+
+
+def _returned_values(function) -> List[cst.BaseExpression]:
+    return [
+        small.value
+        for line in simple_statements(function.node.body)
+        for small in line.body
+        if isinstance(small, cst.Return) and small.value is not None
+    ]
+
+
+def _attribute_values(cls, name: str) -> List[Tuple[object, cst.BaseExpression]]:
+    """Every (method, expression) assigned to ``self.<name>`` in the class's methods."""
+    values = []
+    for method in cls.methods.values():
+        if method.kind != "function":
+            continue
+        for line in simple_statements(method.node.body):
+            for small in line.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                    if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self" and target.attr.value == name:
+                        values.append((method, small.value))
+    return values

@@ -148,7 +148,7 @@ class DataloaderWithoutWorkers(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if not dataloader_call(self.ctx, node) or self.ctx.is_test_module:
             return
-        workers = argument(node, "num_workers", NUM_WORKERS_POSITION)
+        workers = argument(self.ctx, node, "num_workers", NUM_WORKERS_POSITION)
         if workers is None or literal_value(workers) == 0:
-            if not self.ctx.datasets.needs_no_workers(argument(node, "dataset", DATASET_POSITION)):
+            if not self.ctx.datasets.needs_no_workers(argument(self.ctx, node, "dataset", DATASET_POSITION)):
                 self.report(node)

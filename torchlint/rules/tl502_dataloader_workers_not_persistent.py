@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.context.loaders import DATASET_POSITION, NUM_WORKERS_POSITION, argument, dataloader_call
+from torchlint.context.loaders import (
+    DATASET_POSITION, EPOCH_HOOKS, NUM_WORKERS_POSITION, Ref, argument, dataloader_call, unwrap_iteration,
+)
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, keyword, literal_value
+from torchlint.syntax import assigned_name, dotted_name, keyword, literal_value
+from torchlint.walker import descendants
 
 
-_EPOCH_HOOKS = frozenset({"train_dataloader", "val_dataloader"})  # Lightning: re-iterated every epoch
 
 
 class DataloaderWorkersNotPersistent(Rule):
@@ -228,53 +230,71 @@ class DataloaderWorkersNotPersistent(Rule):
 
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
-        # (function, loader name) -> (loader call, fix, dataset argument)
-        self._pending: Dict[Tuple[object, str], Tuple[cst.Call, tuple, Optional[cst.BaseExpression]]] = {}
+        # (function, loader name) -> the loader call, built there and not yet seen iterated twice
+        self._pending: Dict[Tuple[object, str], cst.Call] = {}
+        self._reportable: Dict[int, tuple] = {}  # id(loader call) -> its fix, if it would be reported
+        self._loops: List[Tuple[Ref, object, bool]] = []  # loops over loaders: (ref, function, nested)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not dataloader_call(self.ctx, node) or keyword(node, "persistent_workers") is not None:
             return
         if self.ctx.scope.kind == "loop" or self.ctx.is_test_module:
             return
-        workers = argument(node, "num_workers", NUM_WORKERS_POSITION)
+        workers = argument(self.ctx, node, "num_workers", NUM_WORKERS_POSITION)
         fix = self._fix(node, workers, self.ctx.indentation()) if workers is not None else None
         if fix is None:
             return
         parent = self.ctx.parent
-        dataset = argument(node, "dataset", DATASET_POSITION)
-        if isinstance(parent, cst.Return) and self.ctx.scope.function.name in _EPOCH_HOOKS:
-            self._report_unless_changed(node, fix, dataset, None)  # Lightning iterates it again every epoch
-        elif isinstance(parent, cst.Assign) and len(parent.targets) == 1:
-            target = parent.targets[0].target
-            if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
-                # kept on the object to be iterated again
-                self._report_unless_changed(node, fix, dataset, dotted_name(target))
-            elif isinstance(target, cst.Name):
-                self._pending[(self.ctx.scope.function, target.value)] = (node, fix, dataset)
+        held = assigned_name(parent, node)
+        holder = parent.targets[0].target if isinstance(parent, cst.Assign) and len(parent.targets) == 1 else None
+        self_held = isinstance(holder, cst.Attribute) and dotted_name(holder.value) == "self"
+        dataset = argument(self.ctx, node, "dataset", DATASET_POSITION)
+        loader_name = dotted_name(holder) if self_held else held
+        if self.ctx.datasets.changed_between_epochs(dataset, loader_name):
+            return  # persistent workers would keep a stale copy of a dataset changed between epochs
+        self._reportable[id(node)] = fix
+        if isinstance(parent, cst.Return) and self.ctx.scope.function.name in EPOCH_HOOKS:
+            self.report(node, replacements=fix)  # Lightning iterates it again every epoch
+        elif self_held:
+            self.report(node, replacements=fix)  # kept on the object to be iterated again
+        elif held is not None:
+            self._pending[(self.ctx.scope.function, held)] = node
 
     def visit_Name(self, node: cst.Name) -> None:
         """A loader named in the body of a loop (an epoch loop) after it was built is iterated again."""
         if not self._pending:
             return
-        pending = self._pending.pop((self.ctx.scope.function, node.value), None)
-        if pending is None:
-            return
-        if self._in_loop_body():
-            loader, fix, dataset = pending
-            self._report_unless_changed(loader, fix, dataset, node.value)
-        else:
-            self._pending[(self.ctx.scope.function, node.value)] = pending
+        key = (self.ctx.scope.function, node.value)
+        loader = self._pending.get(key)
+        if loader is not None and self._in_epoch_loop(node.value):
+            del self._pending[key]
+            self.report(loader, replacements=self._reportable[id(loader)])
 
-    def _report_unless_changed(self, loader: cst.Call, fix: tuple, dataset, loader_name: Optional[str]) -> None:
-        """Persistent workers would keep a stale copy of a dataset changed between epochs."""
-        if not self.ctx.datasets.changed_between_epochs(dataset, loader_name):
-            self.report(loader, replacements=fix)
+    def visit_For(self, node: cst.For) -> None:
+        ref = self.ctx.loaders.ref(unwrap_iteration(self.ctx, node.iter))
+        if ref is not None:  # the walk is in this loop's own scope: is an enclosing one a loop?
+            self._loops.append((ref, self.ctx.scope.function, _in_loop(self.ctx.scope.parent)))
 
-    def _in_loop_body(self) -> bool:
+    def leave_Module(self, node: cst.Module) -> None:
+        """Loaders iterated in a function that is called from a loop (``for epoch ...: train()``)."""
+        for ref, function, nested in self._loops:
+            if not nested and not self._called_in_loop(function):
+                continue
+            for loader in self.ctx.loaders.resolve(ref):
+                if id(loader) in self._reportable:
+                    self.report(loader, replacements=self._reportable[id(loader)])
+
+    def _called_in_loop(self, function) -> bool:
+        return any(_in_loop(caller) for caller in self.ctx.loaders.callers(function))
+
+    def _in_epoch_loop(self, name: str) -> bool:
+        """Is the name inside the body of a loop that does not itself iterate it? (The body of
+        ``for i, b in enumerate(loader)`` mentioning ``len(loader)`` is still one pass.)"""
         ancestors = self.ctx.ancestors
         for outer, inner in zip(ancestors, ancestors[1:]):
             if isinstance(outer, (cst.For, cst.While)) and inner is outer.body:
-                return True
+                if not (isinstance(outer, cst.For) and name in {n.value for n in descendants(outer.iter) if isinstance(n, cst.Name)}):
+                    return True
         return False
 
     def _fix(self, node: cst.Call, workers: cst.BaseExpression, indentation) -> Optional[tuple]:
@@ -290,3 +310,11 @@ class DataloaderWorkersNotPersistent(Rule):
             return None
         fixed = with_keyword(node, "persistent_workers", persistent)
         return (Replacement(node, code_in_block(self.ctx.module, fixed, indentation)),)
+
+
+def _in_loop(scope) -> bool:
+    while scope is not None and scope.kind != "function":
+        if scope.kind == "loop":
+            return True
+        scope = scope.parent
+    return False

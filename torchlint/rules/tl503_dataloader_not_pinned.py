@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.context.devices import device_move
-from torchlint.context.loaders import PIN_MEMORY_POSITION, argument, dataloader_call, has_workers, iterated_loader
+from torchlint.context.loaders import (
+    DATALOADER, EPOCH_HOOKS, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, has_workers, unwrap_iteration,
+)
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import keyword, literal_value, target_names
@@ -15,6 +18,11 @@ from torchlint.syntax import keyword, literal_value, target_names
 
 def _true(node: Optional[cst.BaseExpression]) -> bool:
     return node is not None and literal_value(node) is True
+
+
+def _pinned(pin: Optional[cst.BaseExpression]) -> bool:
+    """``pin_memory=True``, or an expression that pins when it matters (``use_cuda``)."""
+    return pin is not None and literal_value(pin) not in (False, None, 0)
 
 
 def _batch_of_element(ancestors, name: str) -> Optional[str]:
@@ -96,13 +104,6 @@ class DataloaderNotPinned(Rule):
         Valid("""
             import torch
             from torch.utils.data import DataLoader
-            loader = DataLoader(ds, pin_memory=use_cuda)
-            for x in loader:
-                x = x.cuda()
-        """),
-        Valid("""
-            import torch
-            from torch.utils.data import DataLoader
             loader = DataLoader(ds, num_workers=2)
             for x in loader:
                 x = x.to(torch.float16)
@@ -155,6 +156,105 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=use_cuda)
+            for batch in loader:
+                batch = batch[0]
+                x = batch["image"].cuda()  # expect: TL503
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=use_cuda)
+            for batch in loader:
+                batch = batch[0]
+                x = batch["image"].cuda(non_blocking=True)
+        """),
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+            from tqdm import tqdm
+
+            def predict(ds, model, workers, verbose):
+                loader = DataLoader(ds, num_workers=workers)  # expect: TL503
+                for batch in tqdm(loader) if verbose else loader:
+                    model(batch.to("cuda"))
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+            from tqdm import tqdm
+
+            def predict(ds, model, workers, verbose):
+                loader = DataLoader(ds, num_workers=workers, pin_memory=True)
+                for batch in tqdm(loader) if verbose else loader:
+                    model(batch.to("cuda", non_blocking=True))
+        """),
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            train_loader = DataLoader(train_set, batch_size=64, num_workers=4)  # expect: TL503
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+            def train(model, optimizer):
+                for data, target in train_loader:
+                    data, target = data.to(device), target.to(device)
+                    optimizer.zero_grad()
+                    model(data, target).backward()
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            train_loader = DataLoader(train_set, batch_size=64, num_workers=4, pin_memory=True)
+            device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+            def train(model, optimizer):
+                for data, target in train_loader:
+                    data, target = data.to(device, non_blocking=True), target.to(device, non_blocking=True)
+                    optimizer.zero_grad()
+                    model(data, target).backward()
+        """),
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def run_epoch(model, loader):
+                for x, y in loader:
+                    model(x.cuda(), y.cuda()).backward()
+
+            def main(ds, model):
+                loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=8)  # expect: TL503
+                for epoch in range(10):
+                    run_epoch(model, loader)
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def run_epoch(model, loader):
+                for x, y in loader:
+                    model(x.cuda(non_blocking=True), y.cuda(non_blocking=True)).backward()
+
+            def main(ds, model):
+                loader = DataLoader(ds, batch_size=32, shuffle=True, num_workers=8, pin_memory=True)
+                for epoch in range(10):
+                    run_epoch(model, loader)
+        """),
+        Invalid("""
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+
+            class Data(pl.LightningDataModule):
+                def train_dataloader(self):
+                    return DataLoader(self.train_set, batch_size=64, num_workers=8)  # expect: TL503
+        """, fixed="""
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+
+            class Data(pl.LightningDataModule):
+                def train_dataloader(self):
+                    return DataLoader(self.train_set, batch_size=64, num_workers=8, pin_memory=True)
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
             loader = DataLoader(ds, num_workers=2)  # expect: TL503
@@ -248,45 +348,95 @@ class DataloaderNotPinned(Rule):
 
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
-        self._loops = []  # (for node, names bound to batches, the loader call)
-        self._indentation: Dict[int, Tuple[str, ...]] = {}  # id(loader call) -> its block's indentation
+        self._loops: List[Tuple[cst.For, FrozenSet[str], Ref]] = []  # open loops over a loader
+        self._moves: List[Tuple[Ref, cst.Call, Tuple[str, ...]]] = []  # batch moves, with their indentation
+        self._loaders: Dict[int, _Loader] = {}  # id(DataLoader call) -> what it was given
 
     def visit_For(self, node: cst.For) -> None:
-        loader = iterated_loader(self.ctx, node.iter)
-        if loader is not None and self.ctx.uses_cuda and not self.ctx.is_test_module:
-            self._loops.append((node, frozenset(target_names(node.target)), loader))
+        if not self.ctx.uses_cuda or self.ctx.is_test_module:
+            return
+        ref = self.ctx.loaders.ref(unwrap_iteration(self.ctx, node.iter))
+        if ref is not None:
+            self._loops.append((node, frozenset(target_names(node.target)), ref))
 
     def leave_For(self, node: cst.For) -> None:
         if self._loops and self._loops[-1][0] is node:
             self._loops.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        if dataloader_call(self.ctx, node):
-            self._indentation[id(node)] = self.ctx.indentation()
+        if self.ctx.qualname(node.func) == DATALOADER:
+            self._note_loader(node)
         if not self._loops or device_move(self.ctx, node) is None:
             return
-        owner = node.func.value
-        if not isinstance(owner, cst.Name) or self.ctx.value_of(owner.value) is not None:
-            return  # not a batch as the loop bound it
-        batch = _batch_of_element(self.ctx.ancestors, owner.value) or owner.value
-        if batch != owner.value and self.ctx.value_of(batch) is not None:
-            return
-        for _, names, loader in self._loops:
+        batch = self._moved_batch(node.func.value)
+        for _, names, ref in reversed(self._loops):
             if batch in names:
-                self._check(loader, node)
+                self._moves.append((ref, node, self.ctx.indentation()))
                 return
 
-    def _check(self, loader: cst.Call, move: cst.Call) -> None:
-        pin = argument(loader, "pin_memory", PIN_MEMORY_POSITION)
+    def _note_loader(self, node: cst.Call) -> None:
+        if not dataloader_call(self.ctx, node):
+            return
+        pin = argument(self.ctx, node, "pin_memory", PIN_MEMORY_POSITION)
+        self._loaders[id(node)] = _Loader(pin, has_workers(self.ctx, node), self.ctx.indentation())
+        if self._iterated_by_lightning(node) and not self.ctx.is_test_module:
+            self._moves.append((("loader", node), None, ()))
+
+    def _iterated_by_lightning(self, node: cst.Call) -> bool:
+        """Returned by a ``train_dataloader``/``val_dataloader`` hook of a Lightning class: the
+        framework moves its batches to the device every step."""
+        function = self.ctx.scope.function
+        cls = function.enclosing_class
+        return (
+            isinstance(self.ctx.parent, cst.Return) and function.name in EPOCH_HOOKS and cls is not None
+            and any("Lightning" in base for base in cls.bases)
+        )
+
+    def _moved_batch(self, owner: cst.BaseExpression, depth: int = 0) -> Optional[str]:
+        """The loop's batch name that ``owner.to(...)`` moves: ``x``, ``batch["image"]``, or an
+        element of a batch walked in a comprehension (``{k: v.to(d) for k, v in batch.items()}``)."""
+        while isinstance(owner, cst.Subscript):
+            owner = owner.value
+        if not isinstance(owner, cst.Name):
+            return None
+        value = self.ctx.value_of(owner.value)
+        if value is not None:  # `batch = batch[0]`, `x = batch["image"]`: still (part of) the batch
+            while isinstance(value, cst.Subscript):
+                value = value.value
+            if not isinstance(value, cst.Name) or depth > 4:
+                return None
+            return owner.value if value.value == owner.value else self._moved_batch(value, depth + 1)
+        batch = _batch_of_element(self.ctx.ancestors, owner.value) or owner.value
+        if batch != owner.value and self.ctx.value_of(batch) is not None:
+            return None
+        return batch
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """Every loader the moved batches can come from is known now that the file is walked."""
+        for ref, move, indentation in self._moves:
+            for loader in self.ctx.loaders.resolve(ref):
+                facts = self._loaders.get(id(loader))
+                if facts is not None:
+                    self._check(loader, facts, move, indentation)
+
+    def _check(self, loader: cst.Call, facts: "_Loader", move: Optional[cst.Call], indentation) -> None:
         module = self.ctx.module
-        if pin is None and has_workers(loader):
+        if facts.pin is None and facts.workers:
             fixed = with_keyword(loader, "pin_memory", cst.Name("True"))
-            text = code_in_block(module, fixed, self._indentation.get(id(loader), ()))
+            text = code_in_block(module, fixed, facts.indentation)
             self.report(loader, replacements=(Replacement(loader, text),))
-        elif _true(pin) and not _true(getattr(keyword(move, "non_blocking"), "value", None)):
+        elif move is not None and _pinned(facts.pin) and not _true(getattr(keyword(move, "non_blocking"), "value", None)):
             if keyword(move, "non_blocking") is None:
                 fixed = with_keyword(move, "non_blocking", cst.Name("True"))
-                text = code_in_block(module, fixed, self.ctx.indentation())
-                self.report(move, self.non_blocking_message, (Replacement(move, text),))
+                self.report(move, self.non_blocking_message, (Replacement(move, code_in_block(module, fixed, indentation)),))
             else:
                 self.report(move, self.non_blocking_message)
+
+
+@dataclass(frozen=True)
+class _Loader:
+    """What a DataLoader call was given, read where it stands."""
+
+    pin: Optional[cst.BaseExpression]
+    workers: bool
+    indentation: Tuple[str, ...]
