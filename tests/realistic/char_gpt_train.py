@@ -133,7 +133,7 @@ def main(vocab_size=65):
         scaler.update()
         optimizer.zero_grad(set_to_none=True)
         if it % 10 == 0:
-            t1 = time.time()
+            t1 = time.time()  # expect: TL601
             print(f"iter {it}: loss {loss.item():.4f}, {(t1 - t0) * 100:.1f} ms/iter")
             t0 = t1
     context = torch.zeros((1, 1), dtype=torch.long, device=device)

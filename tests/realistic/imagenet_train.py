@@ -129,7 +129,7 @@ def train(train_loader, model, criterion, optimizer, epoch, args):
         loss.backward()
         optimizer.step()
 
-        batch_time.update(time.time() - end)
+        batch_time.update(time.time() - end)  # expect: TL601
         end = time.time()
         if i % args.print_freq == 0:
             print(f"Epoch [{epoch}][{i}/{len(train_loader)}] {batch_time} {data_time} {losses} {top1} {top5}")

@@ -13,6 +13,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from torchlint.context.calls import CallSites
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
@@ -65,7 +66,8 @@ class FileContext:
         self._resolving: Set[str] = set()
         self._text: Optional[TextFacts] = None
         self._loaders: Optional[LoaderSources] = None
-        self._notes_calls = "DataLoader" in text  # record calls for loader references
+        self._calls = CallSites()
+        self._loader_refs = "DataLoader" in text  # record loader references with calls
         self._qualnames: Dict[int, Optional[str]] = {}
 
     # ---- questions rules ask -------------------------------------------------------
@@ -114,8 +116,13 @@ class FileContext:
     def loaders(self) -> LoaderSources:
         """Where DataLoaders come from (see ``context.loaders``)."""
         if self._loaders is None:
-            self._loaders = LoaderSources(self)
+            self._loaders = LoaderSources(self, self._calls)
         return self._loaders
+
+    def parameter_kind(self, function: Scope, name: str) -> Optional[str]:
+        """What the file's calls of ``function`` pass for its parameter ``name`` (read once
+        the file is walked: in a ``hot_when`` condition, or a rule's ``leave_Module``)."""
+        return self._calls.parameter_kind(function, name)
 
     def attribute_value(self, name: str) -> Optional[cst.BaseExpression]:
         """The one expression assigned to ``self.<name>`` in the enclosing class, if unique."""
@@ -250,6 +257,11 @@ class FileContext:
         tensors or collections)? Tells a tensor from a list of tensors."""
         return self._used_with_tensor_members(name) and name not in self._function_facts().type_tested
 
+    def computes_with(self, name: str) -> bool:
+        """Does the current function use ``name`` in arithmetic or pass it to a torch op?"""
+        facts = self._function_facts()
+        return name in facts.computed or name in facts.torch_arguments
+
     def returned_lists(self) -> Set[str]:
         """Names the current function returns (alone or in a tuple, list or dict) and never
         joins into a tensor with ``torch.cat``/``torch.stack``."""
@@ -349,6 +361,10 @@ class FileContext:
             kinds = self._attribute_kinds[cls] = attribute_kinds(cls.node, self.qualname)
         return kinds.get(name)
 
+    def _argument_kind(self, value: cst.BaseExpression) -> Optional[str]:
+        """An argument's kind for call sites: fully for names, as bound for anything else."""
+        return self.tensor_kind(value) if isinstance(value, cst.Name) else self._bound_kinds.kind(value)
+
     def _next_order(self) -> int:
         self._assignments += 1
         return self._assignments
@@ -418,6 +434,19 @@ class FileContext:
     def leave_For(self, node: cst.For) -> None:
         self._pop()
 
+    def _bind_comprehension(self, node) -> None:
+        """``[p.item() for p in probs]``: the comprehension's targets, bound on entry (its
+        element is walked before its ``for``), in the enclosing function's names (an
+        approximation of the comprehension's own scope)."""
+        for_in = node.for_in
+        while for_in is not None:
+            target = for_in.target
+            if not (isinstance(target, cst.Tuple) and self._bind_zipped(target, for_in.iter, False)):
+                self._bind_target(target, self._element_kind(for_in.iter))
+            for_in = for_in.inner_for_in
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _bind_comprehension
+
     def visit_While(self, node: cst.While) -> None:
         self._enter_loop(node, "while")
 
@@ -472,8 +501,7 @@ class FileContext:
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         scope = self.scope
-        if self._notes_calls:
-            self.loaders.note_call(node)
+        self._calls.note(node, scope, self._argument_kind, self.loaders.ref if self._loader_refs else None)
         if is_training_step_call(func) and scope.kind == "function":
             scope.steps = True
         if scope.kind == "class":
@@ -529,11 +557,11 @@ class FileContext:
         return True
 
     def _element_kind(self, iterable: cst.BaseExpression, batches: bool = False) -> Optional[str]:
-        """What iterating ``iterable`` yields: a tensor's (or a host tensor's) rows are tensors;
+        """What iterating ``iterable`` yields: a tensor's rows are tensors where it is;
         what a training loop draws from anything that is not a known container is a batch."""
-        kind = self._bound_kinds.kind(iterable)
+        kind = self.tensor_kind(iterable)
         if kind in (TENSOR, HOST):
-            return TENSOR
+            return kind
         return BATCH if batches and kind is None else None
 
     def _bind_target(

@@ -18,7 +18,6 @@ from torchlint.syntax import dotted_name
 from torchlint.walker import descendants
 
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
-_TEST_IMPORTS = ("pytest", "unittest")
 _SUBSET = "torch.utils.data.Subset"
 _SET_UP = frozenset({"__init__", "setup", "prepare_data"})  # run before any epoch
 _TEST_PATH = re.compile(r"(^|[\\/])(tests?|testing|test_utils)[\\/]|(^|[\\/])(test_\w*|\w*_test|conftest)\.py$")
@@ -29,12 +28,19 @@ def module_classes(module: cst.Module) -> Dict[str, cst.ClassDef]:
 
 
 def is_test_module(module: cst.Module, imports, path: str = "") -> bool:
-    """Test code: under a tests/test_utils folder, named test_*.py, importing pytest/unittest,
-    or defining top-level ``test_*`` functions."""
-    if _TEST_PATH.search(path) or any(imports.imports(name) for name in _TEST_IMPORTS):
+    """Test code: under a tests/test_utils folder, named test_*.py, a pytest module (importing
+    pytest and defining top-level ``test_*`` functions), or defining a ``unittest.TestCase``.
+    One ``def test_epoch(...)`` or an ``import unittest`` alone does not make a module test code."""
+    if _TEST_PATH.search(path):
+        return True
+    if imports.imports("pytest") and any(
+        isinstance(node, cst.FunctionDef) and node.name.value.startswith("test_") for node in module.body
+    ):
         return True
     return any(
-        isinstance(node, cst.FunctionDef) and node.name.value.startswith("test_") for node in module.body
+        isinstance(node, cst.ClassDef)
+        and any((dotted_name(base.value) or "").endswith("TestCase") for base in node.bases)
+        for node in module.body
     )
 
 

@@ -95,6 +95,7 @@ class FunctionFacts:
     annotated: Set[str] = field(default_factory=set)  # parameters annotated as tensors
     returned: Set[str] = field(default_factory=set)  # returned, alone or in a tuple, list or dict
     joined: Set[str] = field(default_factory=set)  # passed to torch.cat/stack (a list made a tensor)
+    computed: Set[str] = field(default_factory=set)  # an operand of arithmetic (`x * 2`, `total += x`)
 
     @classmethod
     def of(cls, root: Optional[cst.CSTNode], qualname: Callable) -> "FunctionFacts":
@@ -114,6 +115,10 @@ class FunctionFacts:
                 facts._call(node, qualname)
             elif isinstance(node, cst.Return) and node.value is not None:
                 facts.returned.update(_returned_names(node.value))
+            elif isinstance(node, cst.BinaryOperation):
+                facts.computed.update(side.value for side in (node.left, node.right) if isinstance(side, cst.Name))
+            elif isinstance(node, cst.AugAssign):
+                facts.computed.update(side.value for side in (node.target, node.value) if isinstance(side, cst.Name))
         return facts
 
     def _call(self, node: cst.Call, qualname: Callable) -> None:

@@ -12,11 +12,11 @@ DataLoader calls it can hold.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from torchlint.context.calls import CallSites, is_parameter
 from torchlint.syntax import dotted_name, literal_value, positional
 from torchlint.walker import simple_statements
 
@@ -107,10 +107,9 @@ def unwrap_iteration(ctx, iterable: cst.BaseExpression) -> Optional[cst.BaseExpr
 class LoaderSources:
     """References to DataLoaders across the functions of one file, resolved at its end."""
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx, calls: CallSites) -> None:
         self._ctx = ctx
-        # callee key ("train", or "Trainer.fit") -> (caller scope, positional refs, keyword refs)
-        self._calls: Dict[str, List[Tuple[object, List[Optional[Ref]], Dict[str, Optional[Ref]]]]] = defaultdict(list)
+        self._calls = calls
 
     def ref(self, node: Optional[cst.BaseExpression], assigned: Optional[cst.BaseExpression] = None,
             depth: int = 0) -> Optional[Ref]:
@@ -124,7 +123,7 @@ class LoaderSources:
             value = ctx.value_of(node.value, before=assigned)
             if value is not None:
                 return self.ref(value, value, depth + 1) if depth < _MAX_DEPTH else None
-            return ("param", function, node.value) if _is_parameter(function, node.value) else None
+            return ("param", function, node.value) if is_parameter(function, node.value) else None
         if isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
             cls = ctx.scope.enclosing_class
             return ("attribute", cls, node.attr.value) if cls is not None else None
@@ -142,25 +141,9 @@ class LoaderSources:
             return ("returned", cls, func.attr.value) if cls is not None else None
         return None
 
-    def note_call(self, call: cst.Call) -> None:
-        """Record what a call of one of the file's functions passes (for parameters' references)."""
-        func = call.func
-        if isinstance(func, cst.Name):
-            key = func.value
-        elif isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
-            cls = self._ctx.scope.enclosing_class
-            key = f"{cls.name}.{func.attr.value}" if cls is not None else ""
-        else:
-            return
-        if not any(isinstance(arg.value, (cst.Name, cst.Attribute, cst.Call)) for arg in call.args):
-            return
-        args = [self.ref(arg.value) for arg in positional(call)]
-        named = {arg.keyword.value: self.ref(arg.value) for arg in call.args if arg.keyword is not None}
-        self._calls[key].append((self._ctx.scope, args, named))
-
     def callers(self, function) -> List[object]:
         """The scopes that call ``function`` (a function scope of this file)."""
-        return [caller for caller, _, _ in self._calls.get(self._key(function), ())]
+        return [site.caller for site in self._calls.of(function)]
 
     def resolve(self, ref: Optional[Ref], depth: int = 0, seen: Optional[Set[Ref]] = None) -> List[cst.Call]:
         """The DataLoader calls ``ref`` can hold (the whole file has been walked)."""
@@ -180,15 +163,7 @@ class LoaderSources:
         ctx = self._ctx
         kind = ref[0]
         if kind == "param":
-            function, name = ref[1], ref[2]
-            position = _parameter_position(function, name)
-            found = []
-            for _, args, named in self._calls.get(self._key(function), ()):
-                if name in named:
-                    found.append(named[name])
-                elif position is not None and position < len(args):
-                    found.append(args[position])
-            return found
+            return [argument.ref for argument in self._calls.passed(ref[1], ref[2])]
         if kind == "global":
             return [self._value_ref(ctx.module_scope, ctx.global_value(ref[1]))]
         if kind == "attribute":
@@ -206,7 +181,7 @@ class LoaderSources:
             bindings = self._ctx.bindings_of(scope)
             if bindings is not None and bindings.latest(value.value) is not None:
                 return self._value_ref(scope, bindings.latest(value.value), depth + 1)
-            if _is_parameter(scope, value.value):
+            if is_parameter(scope, value.value):
                 return ("param", scope, value.value)
             return ("global", value.value)
         if isinstance(value, cst.Call):
@@ -218,30 +193,6 @@ class LoaderSources:
                 cls = scope if scope.kind == "class" else scope.enclosing_class
                 return ("returned", cls, value.func.attr.value) if cls is not None else None
         return None
-
-    @staticmethod
-    def _key(function) -> str:
-        owner = function.parent
-        return f"{owner.name}.{function.name}" if owner is not None and owner.kind == "class" else function.name
-
-
-def _is_parameter(function, name: str) -> bool:
-    return _parameter_position(function, name) is not None or name in _keyword_only(function)
-
-
-def _parameter_position(function, name: str) -> Optional[int]:
-    node = function.node
-    if not isinstance(node, cst.FunctionDef):
-        return None
-    names = [param.name.value for param in (*node.params.posonly_params, *node.params.params)]
-    if function.parent is not None and function.parent.kind == "class" and names[:1] in (["self"], ["cls"]):
-        names = names[1:]
-    return names.index(name) if name in names else None
-
-
-def _keyword_only(function) -> Set[str]:
-    node = function.node
-    return {param.name.value for param in node.params.kwonly_params} if isinstance(node, cst.FunctionDef) else set()
 
 
 def _function(owner, name: str):

@@ -50,7 +50,7 @@ HOST_READ_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
 HOST_READ_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
 _DEVICE_METHODS = frozenset({"cuda", "to"})
 _NON_TENSOR_ATTRS = frozenset("shape dtype device ndim is_cuda requires_grad grad_fn layout names".split())
-_TENSOR_ATTRS = frozenset("T mT H mH data real imag grad".split())
+_TENSOR_ATTRS = frozenset("T mT H mH data real imag grad values indices".split())
 _NON_TENSOR_ANNOTATIONS = frozenset("int float bool str list dict tuple set bytes None".split())
 
 
@@ -77,7 +77,9 @@ def torch_call_kind(qualname: str, call: cst.Call, kind: Callable) -> Optional[s
     if is_tensor_op(qualname):
         # An op stays where its inputs are: host in, host out.
         kinds = set()
-        for arg in call.args:  # torch.stack([x1, y1]) is where x1 and y1 are
+        for arg in call.args:  # torch.stack([x1, y1], dim=1) is where x1 and y1 are
+            if arg.keyword is not None:
+                continue
             value = arg.value
             elements = value.elements if isinstance(value, (cst.List, cst.Tuple)) else ()
             kinds.update(kind(element.value) for element in elements) if elements else kinds.add(kind(value))
@@ -161,8 +163,10 @@ class TensorInference:
         if isinstance(node, cst.BinaryOperation):
             return _combine(self.kind(node.left), self.kind(node.right))
         if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Not):
+                return NOT  # `not t` is a Python bool
             inner = self.kind(node.expression)
-            return inner if inner in (TENSOR, HOST) else None
+            return inner if inner in (TENSOR, HOST, NOT) else None
         if isinstance(node, cst.SimpleString) and _names_cpu(node):
             return CPU
         if isinstance(
@@ -187,10 +191,9 @@ class TensorInference:
         method = func.attr.value
         owner = func.value
         if isinstance(owner, cst.Name) and owner.value == "self":
-            # self.conv(x): a submodule applied to a tensor gives a tensor.
-            if any(self.kind(arg.value) in (TENSOR, HOST) for arg in node.args):
-                return TENSOR
-            return None
+            # self.conv(x): a submodule (or helper) applied to tensors gives a tensor where they are.
+            kinds = {self.kind(arg.value) for arg in node.args} & {TENSOR, HOST}
+            return (TENSOR if TENSOR in kinds else HOST) if kinds else None
         owner_kind = self.kind(owner)
         if owner_kind == BATCH and method in _DEVICE_METHODS:
             return BATCH

@@ -7,6 +7,7 @@ import libcst as cst
 from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, constant_data, data_argument, factory_name
 from torchlint.context.scopes import in_model_code
 from torchlint.rules.base import Invalid, Rule, Valid
+from torchlint.syntax import assigned_name, literal_value
 
 
 class ConstantTensorInHotPath(Rule):
@@ -159,5 +160,15 @@ class ConstantTensorInHotPath(Rule):
         if factory not in DATA_FACTORIES and factory not in LEGACY_CONSTRUCTORS:
             return
         data = data_argument(node)
-        if data is not None and constant_data(data) and not self.ctx.in_definition():
-            self.report(node, hot_when=in_model_code)
+        if data is None or not constant_data(data) or self.ctx.in_definition() or self._placeholder(node, data):
+            return
+        self.report(node, hot_when=in_model_code)
+
+    def _placeholder(self, node: cst.Call, data: cst.BaseExpression) -> bool:
+        """``aux = torch.tensor([0.0])`` kept only to be logged or returned: a single zero stored
+        in a name the function never computes with."""
+        if not (isinstance(data, (cst.List, cst.Tuple)) and len(data.elements) == 1
+                and literal_value(data.elements[0].value) == 0):
+            return False
+        stored = assigned_name(self.ctx.parent, node)
+        return stored is not None and not self.ctx.computes_with(stored)

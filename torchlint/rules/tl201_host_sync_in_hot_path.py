@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
 from torchlint.context import TENSOR
+from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -20,11 +21,13 @@ _CONVERSIONS = frozenset("detach float double half int long bool clone contiguou
 _HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": ("lengths", 1)}
 
 
-def _per_call_or_per_element(repeats: bool):
-    """Keep a sync in model code always; in step code only where it repeats per element."""
+def _per_call_or_per_element(repeats: bool, tensor_passed: Optional[Callable[[], bool]] = None):
+    """Keep a sync in model code always; in step code only where it repeats per element. With
+    ``tensor_passed``, only if the helper's callers pass a tensor for the parameter read."""
 
     def keep(scope: Scope) -> bool:
-        return in_model_code(scope) or repeats or scope.repeats_within_hot()
+        hot = in_model_code(scope) or repeats or scope.repeats_within_hot()
+        return hot and (tensor_passed is None or tensor_passed())
 
     return keep
 
@@ -277,12 +280,15 @@ class HostSyncInHotPath(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         method = method_call(node, *HOST_READ_METHODS)
         if method is not None:
-            if (
-                self.ctx.tensor_kind(method.value) == TENSOR
-                and not self._host_argument(node)
-                and not self._leaves_torch(node)
-            ):
+            if self._host_argument(node) or self._leaves_torch(node):
+                return
+            kind = self.ctx.tensor_kind(method.value)
+            if kind == TENSOR:
                 self._flag(node, f"`.{method.attr.value}()`")
+            elif kind is None:
+                tensor_passed = self._parameter_read(method.value)
+                if tensor_passed is not None:
+                    self._flag(node, f"`.{method.attr.value}()`", tensor_passed)
             return
         name = self.ctx.qualname(node.func)
         args = positional(node)
@@ -346,11 +352,22 @@ class HostSyncInHotPath(Rule):
             )
         return self.ctx.surely_tensor(node)
 
-    def _flag(self, node: cst.CSTNode, what: str) -> None:
+    def _parameter_read(self, node: cst.BaseExpression) -> Optional[Callable[[], bool]]:
+        """For ``logits[i].argmax()`` where ``logits`` is a parameter of the current function
+        of unknown kind: a test, for once the file is walked, that its callers pass a tensor."""
+        while isinstance(node, (cst.Subscript, cst.Attribute)) or method_call(node) is not None:
+            node = node.value if not isinstance(node, cst.Call) else node.func.value
+        function = self.ctx.scope.function
+        if not isinstance(node, cst.Name) or not is_parameter(function, node.value) or self.ctx.value_of(node.value):
+            return None
+        name = node.value
+        return lambda: self.ctx.parameter_kind(function, name) == TENSOR
+
+    def _flag(self, node: cst.CSTNode, what: str, tensor_passed: Optional[Callable[[], bool]] = None) -> None:
         if self.ctx.in_rare_path() or self.ctx.in_definition():
             return
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
-        self.report(node, message, hot_when=_per_call_or_per_element(self.ctx.in_comprehension()))
+        self.report(node, message, hot_when=_per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed))
 
 
 def _truth_operands(test: cst.BaseExpression) -> Iterable[cst.BaseExpression]:

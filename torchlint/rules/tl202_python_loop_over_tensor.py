@@ -6,7 +6,7 @@ from typing import Iterable, List, Optional, Set
 
 import libcst as cst
 
-from torchlint.context import TENSOR
+from torchlint.context import HOST, TENSOR
 from torchlint.context.scopes import in_model_code
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, method_call, positional, target_names
@@ -398,7 +398,9 @@ class PythonLoopOverTensor(Rule):
         base = unbind.value if unbind is not None else node
         while isinstance(base, cst.Subscript):
             base = base.value
-        return isinstance(base, (cst.Name, cst.Call)) and self.ctx.surely_tensor(base)
+        if not isinstance(base, (cst.Name, cst.Call)):
+            return False
+        return self.ctx.tensor_kind(base) == HOST or self.ctx.surely_tensor(base)  # a host tensor's kind is evidence
 
     def _ragged(self, nodes: List[cst.CSTNode]) -> bool:
         """Does the loop select a data-dependent number of items per element (``x[i][mask]``,

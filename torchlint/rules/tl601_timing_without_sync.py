@@ -32,8 +32,8 @@ _WAITING_BUILTINS = HOST_READ_BUILTINS | frozenset({"builtins.print"})
 class _Region:
     """What happened since a timestamp was stored in a name."""
 
-    gpu_work: bool = False
-    synced: bool = False
+    unwaited: bool = False  # GPU work queued since the timestamp, or since the last wait for the device
+    measured: bool = False  # an explicit `timer() - start` has already closed it
     scope: Optional[Scope] = None  # where the timestamp was taken
 
 
@@ -216,13 +216,15 @@ class TimingWithoutSync(Rule):
             and parent.left is node and isinstance(parent.right, cst.Name)
         ):
             region = regions.get(parent.right.value)
+            if region is not None:
+                region.measured = True
         stored = assigned_name(parent, node)
-        if stored is not None and region is None and regions:
-            region = list(regions.values())[-1]
+        if stored is not None and region is None:  # `end = time.time()` closes the last open interval
+            region = next((other for other in reversed(list(regions.values())) if not other.measured), None)
         if region is not None:
-            if region.gpu_work and not region.synced and self.ctx.uses_cuda and not self._running_clock(region):
+            if region.unwaited and self.ctx.uses_cuda and not self._running_clock(region):
                 self.report(node)
-            region.gpu_work = region.synced = False  # this timestamp closed the measurement
+            region.unwaited = False  # this timestamp closed the measurement
         if stored is not None:
             regions.pop(stored, None)
             regions[stored] = _Region(scope=self.ctx.scope)
@@ -244,16 +246,16 @@ class TimingWithoutSync(Rule):
             return
         if self._syncs(node):
             for region in regions.values():
-                region.synced = True
+                region.unwaited = False
         elif self._gpu_work(node):
             for region in regions.values():
-                region.gpu_work = True
+                region.unwaited = True
 
     def leave_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         regions = self._regions.get(self.ctx.scope.function)
         if regions and self.ctx.tensor_kind(node) == TENSOR:
             for region in regions.values():
-                region.gpu_work = True
+                region.unwaited = True
 
     def _syncs(self, node: cst.Call) -> bool:
         """A call that waits for the device, or may: a helper whose name says it syncs."""

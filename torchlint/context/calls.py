@@ -1,0 +1,100 @@
+"""Calls of the file's own functions: who calls them, and what each call passes.
+
+Recorded while walking, in the caller's context (the kind of each argument then, and a
+loader reference when the file builds DataLoaders); read once the file is walked, to type
+a helper's parameters by what its callers pass and to follow loaders into the functions
+that iterate them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional
+
+import libcst as cst
+
+from torchlint.context.tensors import merge_kinds
+from torchlint.syntax import dotted_name, positional
+
+
+@dataclass
+class Argument:
+    kind: Optional[str]  # the argument's tensor kind at the call
+    ref: object = None  # a loader reference (``context.loaders.Ref``), when asked for
+
+
+@dataclass
+class CallSite:
+    caller: object  # the scope the call is made from
+    positional: List[Argument] = field(default_factory=list)
+    keywords: Dict[str, Argument] = field(default_factory=dict)
+
+
+class CallSites:
+    """Every call of a plain name (``helper(x)``) or of ``self.method(x)`` in one file."""
+
+    def __init__(self) -> None:
+        self._sites: Dict[str, List[CallSite]] = defaultdict(list)
+
+    def note(self, call: cst.Call, scope, kind: Callable, ref: Optional[Callable] = None) -> None:
+        key = _callee_key(call.func, scope)
+        if key is None or not call.args:
+            return
+
+        def argument(value: cst.BaseExpression) -> Argument:
+            return Argument(kind(value), ref(value) if ref is not None else None)
+
+        site = CallSite(scope, [argument(arg.value) for arg in positional(call)])
+        site.keywords = {arg.keyword.value: argument(arg.value) for arg in call.args if arg.keyword is not None}
+        self._sites[key].append(site)
+
+    def of(self, function) -> List[CallSite]:
+        """The calls of ``function`` (a function scope of this file)."""
+        owner = function.parent
+        key = f"{owner.name}.{function.name}" if owner is not None and owner.kind == "class" else function.name
+        return self._sites.get(key, [])
+
+    def passed(self, function, name: str) -> List[Argument]:
+        """What each call of ``function`` passes for its parameter ``name``."""
+        position = parameter_position(function, name)
+        found = []
+        for site in self.of(function):
+            if name in site.keywords:
+                found.append(site.keywords[name])
+            elif position is not None and position < len(site.positional):
+                found.append(site.positional[position])
+        return found
+
+    def parameter_kind(self, function, name: str) -> Optional[str]:
+        """The kind every call passes for ``name`` (None when no call, or callers disagree)."""
+        passed = self.passed(function, name)
+        return merge_kinds([argument.kind for argument in passed]) if passed else None
+
+
+def _callee_key(func: cst.BaseExpression, scope) -> Optional[str]:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+        cls = scope.enclosing_class
+        return f"{cls.name}.{func.attr.value}" if cls is not None else None
+    return None
+
+
+def parameter_position(function, name: str) -> Optional[int]:
+    """The position of parameter ``name`` among ``function``'s positional parameters (``self``
+    of a method not counted), or None."""
+    node = function.node
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    names = [param.name.value for param in (*node.params.posonly_params, *node.params.params)]
+    if function.parent is not None and function.parent.kind == "class" and names[:1] in (["self"], ["cls"]):
+        names = names[1:]
+    return names.index(name) if name in names else None
+
+
+def is_parameter(function, name: str) -> bool:
+    node = function.node
+    return isinstance(node, cst.FunctionDef) and any(
+        param.name.value == name for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params)
+    )
