@@ -105,6 +105,13 @@ def descendants(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(iter_children(node))
 
 
+# Compound statements and the parts of them that hold statements.
+_STATEMENT_HOLDERS = (
+    cst.IndentedBlock, cst.SimpleStatementSuite, cst.If, cst.Else, cst.For, cst.While, cst.With, cst.Try,
+    cst.ExceptHandler, cst.Finally, cst.Module,
+)
+
+
 def simple_statements(root: cst.CSTNode, enter_functions: bool = False) -> Iterator[cst.SimpleStatementLine]:
     """The simple statement lines under ``root`` in source order, without descending into
     expressions, nested classes, or (unless ``enter_functions``) nested functions."""
@@ -113,8 +120,8 @@ def simple_statements(root: cst.CSTNode, enter_functions: bool = False) -> Itera
             yield child
         elif isinstance(child, cst.FunctionDef):
             if enter_functions:
-                yield from simple_statements(child, enter_functions)
-        elif not isinstance(child, (cst.ClassDef, cst.BaseExpression)):
+                yield from simple_statements(child.body, enter_functions)
+        elif isinstance(child, _STATEMENT_HOLDERS):
             yield from simple_statements(child, enter_functions)
 
 

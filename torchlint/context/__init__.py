@@ -9,7 +9,7 @@ re-deriving the answers. Names resolve through enclosing functions to the module
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -49,6 +49,7 @@ class FileContext:
         self._hot_functions = hot_functions
         self._scopes: List[Scope] = []  # every function and loop, for settling hot paths
         self._bindings: Dict[Scope, Bindings] = {self.module_scope: Bindings()}
+        self._current = self._bindings[self.module_scope]
         self._order: Dict[int, int] = {}  # id(assigned expression) -> its assignment number
         self._assignments = 0
         self._uses_cuda: Optional[bool] = None
@@ -66,7 +67,7 @@ class FileContext:
         self._resolving: Set[str] = set()
         self._text: Optional[TextFacts] = None
         self._loaders: Optional[LoaderSources] = None
-        self._calls = CallSites()
+        self._calls = CallSites(text)
         self._loader_refs = "DataLoader" in text  # record loader references with calls
         self._qualnames: Dict[int, Optional[str]] = {}
 
@@ -293,7 +294,8 @@ class FileContext:
     # ---- names --------------------------------------------------------------------------
     @property
     def _here(self) -> Bindings:
-        return self._bindings[self.scope.function]
+        """The bindings of the function (or module) being walked."""
+        return self._current
 
     def _holder(self, name: str) -> Optional[Bindings]:
         """The bindings ``name`` resolves to here: the current function's, an enclosing
@@ -318,7 +320,7 @@ class FileContext:
         if holder is None:
             return None
         kind = holder.kinds[name]
-        if kind is not None or holder is not self._here or name in self._resolving:
+        if kind is not None or holder is not self._here or name in self._resolving or name in holder.ambiguous:
             return kind
         if self._torch_evidence(name):
             return TENSOR
@@ -331,18 +333,18 @@ class FileContext:
         finally:
             self._resolving.discard(name)
 
-    def _torch_evidence(self, name: str) -> bool:
-        """Is ``name`` used in the current function in a way only torch tensors are
-        (``x.backward()``, ``x.detach()``, an argument of ``F.*`` or a torch op)?"""
+    def _torch_evidence(self, name: str, function: Optional[Scope] = None) -> bool:
+        """Is ``name`` used in the current function (or ``function``) in a way only torch
+        tensors are (``x.backward()``, ``x.detach()``, an argument of ``F.*`` or a torch op)?"""
         if name not in self._text_facts.tensor_candidates:
             return False  # the file's text never uses it so: no need to read the function
-        facts = self._function_facts()
+        facts = self._function_facts(function)
         if name in facts.type_tested:
             return False
         return name in facts.torch_arguments or not facts.members.get(name, frozenset()).isdisjoint(TORCH_ONLY_MEMBERS)
 
-    def _function_facts(self) -> FunctionFacts:
-        function = self.scope.function
+    def _function_facts(self, function: Optional[Scope] = None) -> FunctionFacts:
+        function = function or self.scope.function
         facts = self._facts.get(function)
         if facts is None:
             facts = self._facts[function] = FunctionFacts.of(function.node, self.qualname)
@@ -361,9 +363,14 @@ class FileContext:
             kinds = self._attribute_kinds[cls] = attribute_kinds(cls.node, self.qualname)
         return kinds.get(name)
 
-    def _argument_kind(self, value: cst.BaseExpression) -> Optional[str]:
-        """An argument's kind for call sites: fully for names, as bound for anything else."""
-        return self.tensor_kind(value) if isinstance(value, cst.Name) else self._bound_kinds.kind(value)
+    def _argument_kind(self, value: cst.BaseExpression) -> Callable[[], Optional[str]]:
+        """An argument's kind for call sites, as bound now; for a name bound to something
+        unknown, what its function shows, asked only if some rule needs it (after the walk)."""
+        kind = self._bound_kinds.kind(value)
+        if kind is not None or not isinstance(value, cst.Name) or self._holder(value.value) is not self._here:
+            return lambda: kind
+        function, name = self.scope.function, value.value
+        return lambda: TENSOR if self._torch_evidence(name, function) else None
 
     def _next_order(self) -> int:
         self._assignments += 1
@@ -372,10 +379,12 @@ class FileContext:
     # ---- the traversal ---------------------------------------------------------------
     def _push(self, scope: Scope) -> None:
         self.scope = scope
+        self._current = self._bindings[scope.function]
 
     def _pop(self) -> None:
         assert self.scope.parent is not None
         self.scope = self.scope.parent
+        self._current = self._bindings[self.scope.function]
 
     def visit_Import(self, node: cst.Import) -> None:
         self.imports.add(node)

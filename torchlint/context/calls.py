@@ -8,6 +8,7 @@ that iterate them.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional
@@ -20,7 +21,7 @@ from torchlint.syntax import dotted_name, positional
 
 @dataclass
 class Argument:
-    kind: Optional[str]  # the argument's tensor kind at the call
+    kind: Callable[[], Optional[str]]  # the argument's tensor kind at the call, worked out on demand
     ref: object = None  # a loader reference (``context.loaders.Ref``), when asked for
 
 
@@ -31,15 +32,26 @@ class CallSite:
     keywords: Dict[str, Argument] = field(default_factory=dict)
 
 
-class CallSites:
-    """Every call of a plain name (``helper(x)``) or of ``self.method(x)`` in one file."""
+_DEF = re.compile(r"def\s+(\w+)")  # no leading \b: a literal prefix lets the regex engine skip ahead
 
-    def __init__(self) -> None:
+
+class CallSites:
+    """Every call of a function the file defines, by plain name (``helper(x)``) or as
+    ``self.method(x)``."""
+
+    def __init__(self, text: str) -> None:
         self._sites: Dict[str, List[CallSite]] = defaultdict(list)
+        self._defined = frozenset(_DEF.findall(text))
 
     def note(self, call: cst.Call, scope, kind: Callable, ref: Optional[Callable] = None) -> None:
-        key = _callee_key(call.func, scope)
-        if key is None or not call.args:
+        if not call.args:
+            return
+        func = call.func
+        called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+        if called not in self._defined:
+            return
+        key = _callee_key(func, scope)
+        if key is None:
             return
 
         def argument(value: cst.BaseExpression) -> Argument:
@@ -69,7 +81,7 @@ class CallSites:
     def parameter_kind(self, function, name: str) -> Optional[str]:
         """The kind every call passes for ``name`` (None when no call, or callers disagree)."""
         passed = self.passed(function, name)
-        return merge_kinds([argument.kind for argument in passed]) if passed else None
+        return merge_kinds([argument.kind() for argument in passed]) if passed else None
 
 
 def _callee_key(func: cst.BaseExpression, scope) -> Optional[str]:

@@ -22,7 +22,7 @@ import libcst as cst
 
 from torchlint.context.tensors import UNBOUND, merge_kinds
 
-_CUDA_USE = re.compile(r"\.cuda\(|\bcuda\.|[\"']cuda|\.to\(\s*(self\.)?\w*(device|gpu)\w*\s*[,)]")
+_CUDA_USE = re.compile(r"cuda[.(\"':]|\.to\(\s*(self\.)?\w*(device|gpu)\w*\s*[,)]")
 MAX_TRAIL = 20  # a trail of reassignments longer than this is not followed
 
 
@@ -44,6 +44,7 @@ class Bindings:
         self.kinds: Dict[str, Optional[str]] = {}
         self.dims: Dict[str, cst.BaseExpression] = {}  # names unpacked from a shape -> the tensor
         self.written: Set[str] = set()  # names filled element by element with host values since bound
+        self.ambiguous: Set[str] = set()  # names whose branches disagree on their kind (a list or a tensor)
         self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression]]]] = {}
         self._branches: List[_Branches] = []
 
@@ -51,6 +52,7 @@ class Bindings:
         self.set_kind(name, kind)
         self.dims.pop(name, None)
         self.written.discard(name)
+        self.ambiguous.discard(name)
         self._history.setdefault(name, []).append((order, value))
 
     def set_kind(self, name: str, kind: Optional[str]) -> None:
@@ -98,9 +100,12 @@ class Bindings:
         if frame.all_terminate:
             return True
         for name, before in frame.before.items():
-            kind = merge_kinds([end.get(name, before) for end in frame.ends])
+            kinds = [end.get(name, before) for end in frame.ends]
             if any(name in end for end in frame.ends):
+                kind = merge_kinds(kinds)
                 self.set_kind(name, kind)
+                if kind is None and any(other is not None and other != UNBOUND for other in kinds):
+                    self.ambiguous.add(name)
         return False
 
 

@@ -66,11 +66,12 @@ class Move:
 
 def moved_by_helper(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:
     """The value ``to_device(value, ...)`` (or another moving helper) moves, if ``call`` is one."""
-    name = dotted_name(call.func)
-    args = positional(call)
-    if name is None or name.rsplit(".", 1)[-1] not in _MOVING_HELPERS or not args:
+    func = call.func
+    called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+    if called not in _MOVING_HELPERS:
         return None
-    return args[0].value
+    args = positional(call)
+    return args[0].value if args else None
 
 
 def device_move(ctx, call: cst.Call) -> Optional[Move]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Dict, FrozenSet, Iterator, Optional, Set
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set
 
 import libcst as cst
 
@@ -58,9 +58,9 @@ class TextFacts:
         return bool(_STEP_CALL.search(self._text))
 
     @cached_property
-    def _torch_names(self) -> str:
-        names = [re.escape(local) for local, target in self._imports.names.items() if target.split(".")[0] == "torch"]
-        return "|".join(names + ["Parameter"])
+    def _torch_names(self) -> List[str]:
+        """The local names of torch modules (``torch``, ``nn``, ``F``), and ``Parameter``."""
+        return [local for local, target in self._imports.names.items() if target.split(".")[0] == "torch"] + ["Parameter"]
 
     @cached_property
     def tensor_candidates(self) -> FrozenSet[str]:
@@ -71,8 +71,9 @@ class TextFacts:
             owner = _OWNER.search(text, max(0, match.start() - 80), match.start())
             if owner is not None:
                 candidates.add(owner.group(1))
-        torch_call = re.compile(r"\b(?:" + self._torch_names + r")\s*\.[\w.]*\(([^()]*)")
-        candidates.update(_IDENTIFIER.findall(" ".join(torch_call.findall(text))))
+        for name in self._torch_names:  # one scan per alias: a literal prefix is fast to find
+            torch_call = re.compile(re.escape(name) + r"\s*\.[\w.]*\(([^()]*)")
+            candidates.update(_IDENTIFIER.findall(" ".join(torch_call.findall(text))))
         return frozenset(candidates)
 
     @cached_property
@@ -80,7 +81,8 @@ class TextFacts:
         """`self.<name>` assigned from torch (`nn.Parameter(...)`, `torch.zeros(...)`,
         `y.cuda()`) or registered as a buffer or parameter somewhere."""
         assigned = re.compile(
-            r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)[^\n]*(?:\b(?:" + self._torch_names + r")\b|\.cuda\(|\.to\()"
+            r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)[^\n]*(?:\b(?:" + "|".join(map(re.escape, self._torch_names))
+            + r")\b|\.cuda\(|\.to\()"
         )
         return frozenset(assigned.findall(self._text)) | frozenset(_REGISTERED.findall(self._text))
 

@@ -220,7 +220,8 @@ class TensorInference:
 
 
 def _names_cpu(string: cst.SimpleString) -> bool:
-    return str(string.evaluated_value).startswith("cpu")
+    """``"cpu"``, ``'cpu:0'`` (read from the literal's text: evaluating it costs a compile)."""
+    return string.value.lstrip("rRbBuU").lstrip("'\"").startswith("cpu")
 
 
 UNBOUND = "unbound"  # a name's kind before its first binding
