@@ -18,8 +18,9 @@ class DataloaderWithoutWorkers(Rule):
     )
     triggers = ("DataLoader",)
     what = (
-        "Finds `torch.utils.data.DataLoader(...)` created without `num_workers` or with "
-        "`num_workers=0`, under any import alias."
+        "Finds `torch.utils.data.DataLoader(...)` (also monai's and PyG's subclasses) created without "
+        "`num_workers` or with `num_workers=0`, under any import alias, reading `**loader_kwargs` "
+        "when that dict is built in the same function."
     )
     why = (
         "With no workers, every batch is read, decoded and augmented in the training process, "

@@ -30,8 +30,13 @@ class DataloaderWorkersNotPersistent(Rule):
         "Finds `torch.utils.data.DataLoader(...)` with worker processes (`num_workers` a literal "
         "above 0, or a variable) and no `persistent_workers` argument, when the loader is iterated "
         "more than once: it is named inside the body of a loop (an epoch loop) after being built in "
-        "the same function, kept on `self`, or returned by a Lightning `train_dataloader` / "
-        "`val_dataloader` hook, which Lightning iterates every epoch."
+        "the same function (passed to `train(loader)` or iterated again; `len(loader)` inside the "
+        "loop that iterates it is still one pass), kept on `self`, returned by a Lightning "
+        "`train_dataloader` / `val_dataloader` hook, which Lightning iterates every epoch, or "
+        "iterated by a function of the same file that is called from a loop (a loader built at "
+        "module level, or in `main()` and passed along, and iterated by `train(epoch)`). The same "
+        "file is followed through module-level names, parameters at call sites, `self` attributes, "
+        "functions returning a loader, and `**loader_kwargs` dicts built in the same function."
     )
     why = (
         "Without `persistent_workers`, each `iter(loader)` (every epoch, every validation pass) "

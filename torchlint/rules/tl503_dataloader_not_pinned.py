@@ -57,10 +57,15 @@ class DataloaderNotPinned(Rule):
     what = (
         "Finds the pair that makes host-to-device copies of batches asynchronous: a "
         "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
-        "(`x.to(device)`, `x.cuda()`, or element by element: `{k: v.to(device) for k, v in batch.items()}`) "
-        "in a `for` loop over it in the same function; and, for a "
-        "loader with `pin_memory=True`, such a move without `non_blocking=True`. Only in files that "
-        "use CUDA or move data to a device held in a variable (`x.to(device)`)."
+        "(`x.to(device)`, `batch[\"image\"].cuda()`, or element by element: `{k: v.to(device) for k, v "
+        "in batch.items()}`) in a `for` loop over it (also `enumerate(...)`, `tqdm(...)`, `tqdm(loader) "
+        "if verbose else loader`); and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
+        "not literally false), such a move without `non_blocking=True`. The loop may be in another "
+        "function of the same file: a loader built at module level, in `main()` and passed to "
+        "`train(loader)`, kept on `self`, or returned by a helper is followed to the loops that iterate "
+        "it. A loader returned by a Lightning `train_dataloader`/`val_dataloader` hook counts as "
+        "moved: the framework copies its batches to the device. Only in files that use CUDA or move "
+        "data to a device held in a variable (`x.to(device)`), Lightning hooks aside."
     )
     why = (
         "A copy from ordinary (pageable) host memory goes through a staging buffer of the driver, "
