@@ -10,7 +10,7 @@ from torchlint.cache import Cache, clean
 from torchlint.config import Settings
 from torchlint.runner import CHECK, FIX, Options, run
 
-BAD = "import torch\nx = torch.randn(3).cuda()\n"
+BAD = "import torch\nx = torch.zeros(3).cuda()\n"
 
 
 @pytest.fixture

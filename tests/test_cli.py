@@ -2,8 +2,8 @@
 
 import json
 
-BAD = "import torch\nx = torch.randn(3).cuda()\n"
-FIXED = 'import torch\nx = torch.randn(3, device="cuda")\n'
+BAD = "import torch\nx = torch.zeros(3).cuda()\n"
+FIXED = 'import torch\nx = torch.zeros(3, device="cuda")\n'
 
 
 def write(tmp_path, name, text):
@@ -14,7 +14,7 @@ def write(tmp_path, name, text):
 
 
 def test_clean_file_exits_zero(tmp_path, run_cli):
-    write(tmp_path, "ok.py", "import torch\nx = torch.randn(3, device='cuda')\n")
+    write(tmp_path, "ok.py", "import torch\nx = torch.zeros(3, device='cuda')\n")
     proc = run_cli(".")
     assert proc.returncode == 0, proc.stderr
     assert "All checks passed" in proc.stdout
@@ -41,7 +41,7 @@ def test_json_output(tmp_path, run_cli):
     assert (item["path"], item["line"], item["column"]) == ("bad.py", 2, 5)
     assert (item["end_line"], item["end_column"]) == (2, 19)
     assert item["fix"]["applicability"] == "safe"
-    assert item["fix"]["edits"][0]["content"] == 'torch.randn(3, device="cuda")'
+    assert item["fix"]["edits"][0]["content"] == 'torch.zeros(3, device="cuda")'
 
 
 def test_concise_and_statistics(tmp_path, run_cli):
@@ -76,7 +76,7 @@ def test_diff_writes_nothing(tmp_path, run_cli):
     path = write(tmp_path, "bad.py", BAD)
     proc = run_cli("--diff", "bad.py")
     assert proc.returncode == 1
-    assert '+x = torch.randn(3, device="cuda")' in proc.stdout
+    assert '+x = torch.zeros(3, device="cuda")' in proc.stdout
     assert proc.stdout.splitlines()[-1] == "Would fix 1 finding."
     assert path.read_text() == BAD
 
@@ -98,10 +98,10 @@ def test_unknown_selector_is_usage_error(tmp_path, run_cli):
 
 def test_noqa(tmp_path, run_cli):
     write(tmp_path, "a.py", "import torch\n"
-          "a = torch.randn(3).cuda()  # noqa: TL101\n"
-          "b = torch.randn(3).cuda()  # noqa\n"
-          "c = torch.randn(3).cuda()  # noqa: TL501\n"
-          "d = torch.randn(3).cuda()  # NOQA:TL501,TL101 because reasons\n")
+          "a = torch.zeros(3).cuda()  # noqa: TL101\n"
+          "b = torch.zeros(3).cuda()  # noqa\n"
+          "c = torch.zeros(3).cuda()  # noqa: TL501\n"
+          "d = torch.zeros(3).cuda()  # NOQA:TL501,TL101 because reasons\n")
     proc = run_cli("--format", "json", "a.py")
     assert [item["line"] for item in json.loads(proc.stdout)] == [4]
 
@@ -180,7 +180,7 @@ def test_reader_closing_the_pipe_early_is_no_error(tmp_path):
     from tests.conftest import checkout_env
 
     # Far more output than a pipe buffers, so the writer meets the closed pipe.
-    write(tmp_path, "many.py", "import torch\n" + "x = torch.randn(3).cuda()\n" * 3000)
+    write(tmp_path, "many.py", "import torch\n" + "x = torch.zeros(3).cuda()\n" * 3000)
     proc = subprocess.Popen(
         [sys.executable, "-m", "torchlint", "--format", "json", "--no-cache", "many.py"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=checkout_env(),
@@ -209,3 +209,15 @@ def test_no_python_files_is_a_warning(tmp_path, run_cli):
     proc = run_cli("empty")
     assert proc.returncode == 0
     assert proc.stderr == "torchlint: warning: no Python files found under the given paths\n"
+
+
+def test_fix_counts_in_the_summary_agree_with_what_is_fixed(tmp_path, run_cli):
+    """One finding, one fix: pinning a loader and its two non-blocking moves is one fix."""
+    write(tmp_path, "train.py",
+          "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
+          "for x, y in loader:\n    x, y = x.cuda(), y.cuda()\n")
+    check = run_cli("--select", "TL503", "train.py").stdout
+    assert "Found 1 finding." in check and "1 more fixable with `--fix --unsafe-fixes`." in check
+    fixed = run_cli("--select", "TL503", "--fix", "--unsafe-fixes", "train.py").stdout
+    assert "Fixed 1 finding." in fixed and "All checks passed!" in fixed
+    assert "x.cuda(non_blocking=True), y.cuda(non_blocking=True)" in (tmp_path / "train.py").read_text()

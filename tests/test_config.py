@@ -7,7 +7,7 @@ def project(tmp_path, config):
     (tmp_path / "pyproject.toml").write_text(config)
     (tmp_path / "train.py").write_text(
         "import torch\nfrom torch.utils.data import DataLoader\n"
-        "x = torch.randn(3).cuda()\nDataLoader(ds)\n")
+        "x = torch.zeros(3).cuda()\nDataLoader(ds)\n")
     (tmp_path / "scripts").mkdir()
     (tmp_path / "scripts" / "tool.py").write_text("import torch\ny = torch.zeros(1).cuda()\n")
 

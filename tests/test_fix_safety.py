@@ -11,8 +11,8 @@ from torchlint.rewrite import Replacement
 from torchlint.rules.base import Rule
 from torchlint.runner import FIX, Options, process_file
 
-BAD = "import torch\nx = torch.randn(3).cuda()\n"
-FIXED = 'import torch\nx = torch.randn(3, device="cuda")\n'
+BAD = "import torch\nx = torch.zeros(3).cuda()\n"
+FIXED = 'import torch\nx = torch.zeros(3, device="cuda")\n'
 
 
 def fix(path):
@@ -21,11 +21,11 @@ def fix(path):
 
 def test_keeps_latin1_with_coding_cookie(tmp_path, run_cli):
     path = tmp_path / "latin.py"
-    path.write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\nname = '\xe9t\xe9'\nx = torch.randn(3).cuda()\n")
+    path.write_bytes(b"# -*- coding: latin-1 -*-\nimport torch\nname = '\xe9t\xe9'\nx = torch.zeros(3).cuda()\n")
     assert "latin.py:4:5: TL101" in run_cli("latin.py").stdout
     assert run_cli("--fix", "latin.py").returncode == 0
     assert path.read_bytes() == (b"# -*- coding: latin-1 -*-\nimport torch\nname = '\xe9t\xe9'\n"
-                                 b'x = torch.randn(3, device="cuda")\n')
+                                 b'x = torch.zeros(3, device="cuda")\n')
 
 
 def test_keeps_utf8_bom(tmp_path, run_cli):

@@ -8,7 +8,7 @@ from tests.conftest import checkout_env
 from torchlint import flake8_plugin
 from torchlint.rules.base import Rule
 
-BAD = "import torch\nx = torch.randn(3).cuda()\n"
+BAD = "import torch\nx = torch.zeros(3).cuda()\n"
 LOADER = "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
 FLAKE8_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) ")
 
@@ -30,9 +30,9 @@ def test_select_reports_torchlint_codes_with_flake8_columns(tmp_path, run_flake8
 def test_flake8_noqa_applies(tmp_path, run_flake8):
     (tmp_path / "a.py").write_text(
         "import torch\n"
-        "a = torch.randn(3).cuda()  # noqa: TL101\n"
-        "b = torch.randn(3).cuda()  # noqa\n"
-        "c = torch.randn(3).cuda()  # noqa: E501\n"
+        "a = torch.zeros(3).cuda()  # noqa: TL101\n"
+        "b = torch.zeros(3).cuda()  # noqa\n"
+        "c = torch.zeros(3).cuda()  # noqa: E501\n"
     )
     assert [f[1] for f in findings(run_flake8("--select", "TL", "a.py"))] == [4]
     # --disable-noqa proves flake8, not the plugin, did the suppressing
@@ -57,7 +57,7 @@ def test_config_file_selection(tmp_path, run_flake8):
 
 
 def test_syntax_error_is_left_to_flake8(tmp_path, run_flake8):
-    (tmp_path / "broken.py").write_text("import torch\nx = torch.randn(3).cuda(\n")
+    (tmp_path / "broken.py").write_text("import torch\nx = torch.zeros(3).cuda(\n")
     proc = run_flake8("--select", "TL,E9", "broken.py")
     assert [f[3] for f in findings(proc)] == ["E999"]
     assert "TL001" not in proc.stdout and "Traceback" not in proc.stderr

@@ -30,7 +30,7 @@ def write(path, document, **dump):
 CELLS = (
     code("%matplotlib inline\nimport torch\n!pip install x\nfiles = !ls\nprint(files)  # all?\n", 1),
     code("%%bash\necho hi\n", 2, [{"name": "stdout", "output_type": "stream", "text": ["hi\n"]}]),
-    code("for i in range(3):\n    %time f()\n    y = torch.randn(3).cuda()\nx = (1\n     % 2)\ntorch.zeros?", 3,
+    code("for i in range(3):\n    %time f()\n    y = torch.zeros(3).cuda()\nx = (1\n     % 2)\ntorch.zeros?", 3,
          [{"data": {"text/plain": ["3"]}, "execution_count": 3, "metadata": {}, "output_type": "execute_result"}]),
     code("from torch.utils.data import DataLoader\nloader = DataLoader(ds)", 4, as_list=False),
 )
@@ -54,8 +54,8 @@ def test_fix_rewrites_only_the_changed_cell(tmp_path, run_cli):
     assert proc.returncode == 1 and "Fixed 1 finding" in proc.stdout  # TL501 has no fix
     after = path.read_text(encoding="utf-8")
     changed = [(old, new) for old, new in zip(before.splitlines(), after.splitlines()) if old != new]
-    assert changed == [('    "    y = torch.randn(3).cuda()\\n",',
-                        '    "    y = torch.randn(3, device=\\"cuda\\")\\n",')]
+    assert changed == [('    "    y = torch.zeros(3).cuda()\\n",',
+                        '    "    y = torch.zeros(3, device=\\"cuda\\")\\n",')]
     assert len(after.splitlines()) == len(before.splitlines()) and after.endswith("}\n")
     assert json.loads(after)["cells"][3]["source"][1] == "    %time f()\n"
     assert run_cli("--fix", "train.ipynb").stdout.count("Fixed") == 0  # idempotent
@@ -84,7 +84,7 @@ def test_diff_shows_cells(tmp_path, run_cli):
     write(tmp_path / "train.ipynb", notebook(*CELLS))
     proc = run_cli("--diff", "train.ipynb")
     assert "--- train.ipynb:cell 4\n+++ train.ipynb:cell 4\n" in proc.stdout
-    assert '+    y = torch.randn(3, device="cuda")\n' in proc.stdout
+    assert '+    y = torch.zeros(3, device="cuda")\n' in proc.stdout
 
 
 def test_syntax_error_in_a_cell(tmp_path, run_cli):
@@ -102,7 +102,7 @@ def test_malformed_notebooks_are_one_line_errors(tmp_path, run_cli):
     (tmp_path / "trunc.ipynb").write_text('{"cells": [')
     (tmp_path / "v3.ipynb").write_text('{"worksheets": [], "nbformat": 3}')
     (tmp_path / "cell.ipynb").write_text('{"cells": [{"cell_type": "code", "source": 3}]}')
-    (tmp_path / "bad.py").write_text("import torch\nx = torch.randn(3).cuda()\n")
+    (tmp_path / "bad.py").write_text("import torch\nx = torch.zeros(3).cuda()\n")
     proc = run_cli(".")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     errors = sorted(proc.stderr.splitlines())

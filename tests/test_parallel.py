@@ -7,7 +7,7 @@ from torchlint.config import Settings
 from torchlint.progress import MIN_FILES, progress_bar
 from torchlint.runner import Options, run
 
-BAD = "import torch\nx = torch.randn(3).cuda()\ny = torch.zeros(2).to('cuda')\n"
+BAD = "import torch\nx = torch.zeros(3).cuda()\ny = torch.zeros(2).to('cuda')\n"
 
 
 def make_tree(root, count=24):

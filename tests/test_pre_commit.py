@@ -12,8 +12,8 @@ import pytest
 
 from tests.conftest import ROOT
 
-BAD = "import torch\nx = torch.randn(3).cuda()\n"
-FIXED = 'import torch\nx = torch.randn(3, device="cuda")\n'
+BAD = "import torch\nx = torch.zeros(3).cuda()\n"
+FIXED = 'import torch\nx = torch.zeros(3, device="cuda")\n'
 
 
 def git(cwd, *args):

@@ -12,7 +12,7 @@ from torchlint.rules import ALL_RULES
 
 # The OASIS SARIF 2.1.0 schema, shared beside the repository (as in CI), not vendored.
 SARIF_SCHEMA = os.path.join(os.path.dirname(ROOT), "shared", "data", "sarif-schema-2.1.0.json")
-BAD = ("import torch\nx = torch.randn(3).cuda()\n"
+BAD = ("import torch\nx = torch.zeros(3).cuda()\n"
        "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n")
 
 
@@ -57,7 +57,7 @@ def test_sarif_is_valid_and_complete(tmp_path, run_cli):
     [change] = fix["artifactChanges"]
     assert change["replacements"] == [{
         "deletedRegion": {"startLine": 2, "startColumn": 5, "endLine": 2, "endColumn": 26},
-        "insertedContent": {"text": 'torch.randn(3, device="cuda")'},
+        "insertedContent": {"text": 'torch.zeros(3, device="cuda")'},
     }]
     assert "fixes" not in results["TL501"]
 
@@ -104,7 +104,7 @@ def test_unwritable_output_file_is_an_error(tmp_path, run_cli):
 
 def test_exit_non_zero_on_fix(tmp_path, run_cli):
     path = tmp_path / "bad.py"
-    path.write_text("import torch\nx = torch.randn(3).cuda()\n")
+    path.write_text("import torch\nx = torch.zeros(3).cuda()\n")
     assert run_cli("--fix", "--exit-non-zero-on-fix", "bad.py").returncode == 1
     assert "device=" in path.read_text()
     assert run_cli("--fix", "--exit-non-zero-on-fix", "bad.py").returncode == 0  # nothing left to fix

@@ -130,7 +130,8 @@ def _diagnostic(finding: Finding, path: str, module: cst.Module, positions: Posi
             new = replacement.new
             content = new if isinstance(new, str) else module.code_for_node(new)
             edits.append(Edit(start, end, content))
-        fix = Fix(finding.rule.fix or SAFE, tuple(sorted(edits, key=lambda e: e.start)))
+        applicability = finding.applicability or finding.rule.fix or SAFE
+        fix = Fix(applicability, tuple(sorted(edits, key=lambda e: e.start)))
     return Diagnostic(
         path, line, column + 1, finding.rule.code, finding.message, end_line, end_column + 1, fix
     )

@@ -101,6 +101,11 @@ class FileContext:
             return None
         return self._here.latest(name, order)
 
+    def bound_conditionally(self, name: str, before: Optional[cst.BaseExpression] = None) -> bool:
+        """Was the value ``value_of(name, before)`` gives bound in a branch that may not have run?"""
+        order = self._order.get(id(before)) if before is not None else None
+        return self._here.conditional(name, order)
+
     def global_value(self, name: str) -> Optional[cst.BaseExpression]:
         """The expression last assigned to ``name`` at module level so far."""
         return self._bindings[self.module_scope].latest(name)
@@ -258,6 +263,16 @@ class FileContext:
         tensors or collections)? Tells a tensor from a list of tensors."""
         return self._used_with_tensor_members(name) and name not in self._function_facts().type_tested
 
+    def array_like(self, node: cst.BaseExpression) -> bool:
+        """A tensor with evidence (``surely_tensor``), or a name of tensor kind that the function
+        indexes along several axes (``lengths[:, None]``: no number can be)."""
+        if self.surely_tensor(node):
+            return True
+        return (
+            isinstance(node, cst.Name) and self.tensor_kind(node) == TENSOR
+            and node.value in self._function_facts().indexed
+        )
+
     def computes_with(self, name: str) -> bool:
         """Does the current function use ``name`` in arithmetic or pass it to a torch op?"""
         facts = self._function_facts()
@@ -387,10 +402,10 @@ class FileContext:
         self._current = self._bindings[self.scope.function]
 
     def visit_Import(self, node: cst.Import) -> None:
-        self.imports.add(node)
+        self.imports.add(node, self.scope is self.module_scope)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self.imports.add(node)
+        self.imports.add(node, self.scope is self.module_scope)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = tuple(filter(None, (dotted_name(arg.value) for arg in node.bases)))

@@ -15,6 +15,7 @@ own functions), the first operations met are the last ones applied:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Dict, Iterator, Optional, Tuple
 
 import libcst as cst
@@ -25,6 +26,16 @@ from torchlint.syntax import dotted_name, keyword, literal_value, method_call, p
 from torchlint.walker import simple_statements
 
 REVERSED, PERMUTED = "reversed", "permuted"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How an array arrives at ``torch.from_numpy``: ``REVERSED``, ``PERMUTED`` or None, and
+    whether that depends on a branch (``if flip: img = img[:, ::-1]``): on the other path the
+    array arrives as it was, sharing memory with the caller's."""
+
+    kind: Optional[str]
+    conditional: bool = False
 
 # numpy functions and array methods that return a view with the same strides, permuted.
 _PERMUTING_FUNCTIONS = frozenset({"numpy.transpose", "numpy.swapaxes", "numpy.moveaxis", "numpy.rollaxis"})
@@ -40,9 +51,16 @@ _ORDER_KEEPING_METHODS = frozenset({"astype"})
 Resolve = Callable[[str, Optional[cst.BaseExpression]], Optional[cst.BaseExpression]]
 
 
-def arriving_layout(ctx, node: cst.BaseExpression) -> Optional[str]:
-    """``REVERSED``, ``PERMUTED`` or None (contiguous, or not known) for the array ``node``."""
-    return _layout(ctx, node, lambda name, before: ctx.value_of(name, before=before), depth=0)
+def arriving_layout(ctx, node: cst.BaseExpression) -> Layout:
+    """How the array ``node`` arrives (kind None: contiguous, or not known)."""
+    branches = []  # whether each reassignment followed was bound in a branch left since
+
+    def resolve(name: str, before: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+        branches.append(ctx.bound_conditionally(name, before))
+        return ctx.value_of(name, before=before)
+
+    kind = _layout(ctx, node, resolve, depth=0)
+    return Layout(kind, any(branches))
 
 
 def _layout(ctx, node: Optional[cst.BaseExpression], resolve: Resolve, depth: int) -> Optional[str]:

@@ -45,7 +45,8 @@ class Bindings:
         self.dims: Dict[str, cst.BaseExpression] = {}  # names unpacked from a shape -> the tensor
         self.written: Set[str] = set()  # names filled element by element with host values since bound
         self.ambiguous: Set[str] = set()  # names whose branches disagree on their kind (a list or a tensor)
-        self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression]]]] = {}
+        # name -> (assignment number, value, how many `if` branches deep it was bound)
+        self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression], int]]] = {}
         self._branches: List[_Branches] = []
 
     def bind(self, name: str, kind: Optional[str], value: Optional[cst.BaseExpression], order: int) -> None:
@@ -53,7 +54,7 @@ class Bindings:
         self.dims.pop(name, None)
         self.written.discard(name)
         self.ambiguous.discard(name)
-        self._history.setdefault(name, []).append((order, value))
+        self._history.setdefault(name, []).append((order, value, len(self._branches)))
 
     def set_kind(self, name: str, kind: Optional[str]) -> None:
         if self._branches:
@@ -64,9 +65,19 @@ class Bindings:
 
     def latest(self, name: str, before: Optional[int] = None) -> Optional[cst.BaseExpression]:
         """The value bound last (before the assignment numbered ``before``, if given)."""
-        for order, value in reversed(self._history.get(name, ())):
-            if before is None or order < before:
-                return value
+        entry = self._latest(name, before)
+        return entry[1] if entry else None
+
+    def conditional(self, name: str, before: Optional[int] = None) -> bool:
+        """Was that value bound in a branch the walk has since left (``if flip: img = img[:, ::-1]``),
+        so that the code here runs with it on some paths only?"""
+        entry = self._latest(name, before)
+        return entry is not None and entry[2] > len(self._branches)
+
+    def _latest(self, name: str, before: Optional[int]):
+        for entry in reversed(self._history.get(name, ())):
+            if before is None or entry[0] < before:
+                return entry
         return None
 
     # ---- branches: the traversal calls these around each ``if`` ----------------------------
@@ -78,7 +89,7 @@ class Bindings:
         frame = self._branches[-1]
         if terminates:
             for name in frame.bound:  # its bindings are dead after it
-                self._history[name] = [(o, v) for o, v in self._history[name] if not frame.start < o <= order]
+                self._history[name] = [entry for entry in self._history[name] if not frame.start < entry[0] <= order]
         else:
             frame.all_terminate = False
             frame.ends.append({name: self.kinds.get(name, UNBOUND) for name in frame.bound})

@@ -14,6 +14,8 @@ import libcst as cst
 FACTORIES = frozenset(
     "randperm randn rand randint zeros ones empty full arange linspace logspace eye tensor as_tensor".split()
 )
+# Factories that draw random numbers: made on another device, they draw from another generator.
+RANDOM_FACTORIES = frozenset("randperm randn rand randint".split())
 # Constructors that copy their data argument (a tensor argument keeps its device).
 DATA_FACTORIES = frozenset({"tensor", "as_tensor"})
 LEGACY_CONSTRUCTORS = frozenset(

@@ -98,6 +98,7 @@ class FunctionFacts:
     returned: Set[str] = field(default_factory=set)  # returned, alone or in a tuple, list or dict
     joined: Set[str] = field(default_factory=set)  # passed to torch.cat/stack (a list made a tensor)
     computed: Set[str] = field(default_factory=set)  # an operand of arithmetic (`x * 2`, `total += x`)
+    indexed: Set[str] = field(default_factory=set)  # indexed along several axes (`x[:, None]`): an array
 
     @classmethod
     def of(cls, root: Optional[cst.CSTNode], qualname: Callable) -> "FunctionFacts":
@@ -117,6 +118,8 @@ class FunctionFacts:
                 facts._call(node, qualname)
             elif isinstance(node, cst.Return) and node.value is not None:
                 facts.returned.update(_returned_names(node.value))
+            elif isinstance(node, cst.Subscript) and len(node.slice) > 1 and isinstance(node.value, cst.Name):
+                facts.indexed.add(node.value.value)
             elif isinstance(node, cst.BinaryOperation):
                 facts.computed.update(side.value for side in (node.left, node.right) if isinstance(side, cst.Name))
             elif isinstance(node, cst.AugAssign):

@@ -40,9 +40,16 @@ _STAR_CONVENTIONS = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.function
 class ImportTable:
     def __init__(self) -> None:
         self.names: Dict[str, str] = {}
+        self.module_level: Dict[str, str] = {}  # the names imported at module level: usable anywhere
         self.star = False  # the module has a `from ... import *`
 
-    def add(self, node: cst.CSTNode) -> None:
+    def add(self, node: cst.CSTNode, module_level: bool = True) -> None:
+        before = dict(self.names)
+        self._add(node)
+        if module_level:
+            self.module_level.update((local, target) for local, target in self.names.items() if before.get(local) != target)
+
+    def _add(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.Import):
             for alias in node.names:
                 full = dotted_name(alias.name)
@@ -84,8 +91,9 @@ class ImportTable:
         return _CANONICAL.get(full, full)
 
     def alias_of(self, module: str) -> Optional[str]:
-        """The local name bound to ``module`` itself (``np`` for ``import numpy as np``)."""
-        for local, target in self.names.items():
+        """The module-level name bound to ``module`` itself (``np`` for ``import numpy as np``):
+        one a fix may use anywhere in the file (an import inside a function is not)."""
+        for local, target in self.module_level.items():
             if target == module:
                 return local
         return None

@@ -81,6 +81,7 @@ class Finding:
     replacements: Tuple[Replacement, ...] = ()
     hot_scope: Optional["Scope"] = None  # a Scope that must turn out hot for this to count
     hot_when: Optional[Callable[["Scope"], bool]] = None  # and then also satisfy this
+    applicability: Optional[str] = None  # of this finding's fix: "safe" or "unsafe" (default: the rule's)
 
     def counts(self) -> bool:
         """Is this finding kept, now that hot paths are settled for the whole file?"""
@@ -95,7 +96,10 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     message: ClassVar[str]
-    fix: ClassVar[Optional[str]] = None  # "safe", "unsafe" or None
+    fix: ClassVar[Optional[str]] = None  # the best fix it offers: "safe", "unsafe" or None (per finding: may be less)
+    # The exception the code this rule finds raises, if it always raises (TL301: ValueError):
+    # a fix that makes such code run changes nothing it could compute.
+    raises: ClassVar[Optional[type]] = None
     # The finding fires only in files containing one of these substrings.
     triggers: ClassVar[Tuple[str, ...]] = ("torch",)
 
@@ -121,11 +125,13 @@ class Rule:
         replacements: Sequence[Replacement] = (),
         *,
         hot_when: Optional[Callable[["Scope"], bool]] = None,
+        applicability: Optional[str] = None,
     ) -> None:
         """Report ``node``. With ``hot_when`` it counts only if the current scope turns out
         hot and ``hot_when(scope)`` holds once the file is settled (e.g.
-        ``context.scopes.in_model_code``). Code that runs only while exporting or tracing
-        the model is never reported."""
+        ``context.scopes.in_model_code``). ``applicability`` marks this finding's fix
+        "unsafe" where the rule's is safe in general. Code that runs only while exporting or
+        tracing the model is never reported."""
         if self.ctx.in_export_branch():
             return
         self._sink(
@@ -136,6 +142,7 @@ class Rule:
                 tuple(replacements),
                 self.ctx.scope if hot_when else None,
                 hot_when,
+                applicability,
             )
         )
 

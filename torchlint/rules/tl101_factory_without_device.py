@@ -10,10 +10,11 @@ from torchlint.context import HOST, TENSOR
 from torchlint.context.dataflow import MAX_TRAIL
 
 from torchlint.context.devices import Move, device_move, host_factory, moved_by_helper
-from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS
+from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, RANDOM_FACTORIES, factory_name
+from torchlint.diagnostics import SAFE, UNSAFE
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, method_call, positional
+from torchlint.syntax import dotted_name, keyword, method_call, positional
 from torchlint.walker import descendants
 
 
@@ -24,6 +25,10 @@ _PASS_THROUGH = frozenset(
     "fill_ zero_ uniform_ normal_ random_ bernoulli_ exponential_ "
     "float double half bfloat16 long int short bool byte".split()
 )
+# Factories whose values do not depend on the dtype they are made in: made in the target
+# dtype, they equal the cast of the float result.
+_DTYPE_EXACT = frozenset({"zeros", "ones", "empty", "eye"})
+_RANDOM_INITIALISERS = frozenset("uniform_ normal_ random_ bernoulli_ exponential_".split())
 # Further steps a host tensor goes through and stays on the host (not foldable into the factory).
 _STAYS_ON_HOST = _PASS_THROUGH | frozenset("repeat expand_as contiguous clone detach round abs".split())
 
@@ -93,23 +98,33 @@ class FactoryWithoutDevice(Rule):
             return perm, noise, mask
     """)
     fix_safety = (
-        "Safe for the chained form: the tensor gets the same shape, dtype and device. A `dtype` "
-        "given to `.to()` moves into the factory; `non_blocking` is dropped because no copy is left. "
-        "`.type_as(t)` becomes `device=t.device, dtype=t.dtype` when `t` is a plain name (a more "
-        "complex expression would be evaluated twice). Random factories draw from the device's "
-        "generator instead of the CPU's, so the values differ for the same seed, just as they would "
-        "between two devices. When the move happens later (`idx = torch.randperm(n)` ... "
-        "`idx.to(device)`) there is no fix: the CPU tensor may be used in between. That later form "
-        "is not reported when the tensor is filled element by element before the move (`t[k] = "
-        "...`: building on the host and copying once is the right order; a whole-tensor initialiser such as `uniform_()` or `fill_()` does not count, it "
-        "could run on the device). Neither form is reported when the factory copies data the host "
-        "holds: `torch.tensor(...)`/`torch.as_tensor(...)` of a list, a literal or an array, or a "
-        "legacy constructor given data (`torch.LongTensor(indices)`): with `device=` the data "
-        "would be built on the host and copied just the same (TL103 reports literal constants "
-        "rebuilt in a hot path). Legacy constructors given sizes (`torch.FloatTensor(b, n)`) are "
-        "flagged without a fix: they cannot take a CUDA `device=`; write `torch.empty(b, n, "
-        "device=device)` or another factory. `x.new_tensor(torch.rand(3))` is the same move "
-        "through `new_tensor`, also without a fix."
+        "The chained form (`torch.ones(n).to(device)`) is folded into the factory (`torch.ones(n, "
+        "device=device)`), through views (`.view(...)`), casts (`.float()`) and in-place "
+        "initialisers (`.fill_(0)`). The fix is **safe** when the values cannot change: a "
+        "deterministic factory (`zeros`, `ones`, `empty`, `full`, `eye`, `arange`, `linspace`, "
+        "`logspace`) moved with a device only, or with a dtype for `zeros`/`ones`/`empty`/`eye` "
+        "(made in that dtype they equal the cast). It is **unsafe** for random factories "
+        "(`randn`, `rand`, `randint`, `randperm`) and random initialisers (`.normal_()`): on "
+        "another device they draw from another generator, so a seeded run draws other numbers and "
+        "later draws on the CPU (a seeded DataLoader shuffle) change too; and when the factory "
+        "passes `requires_grad=True`, which makes the folded result a leaf whose `.grad` fills. "
+        "There is **no fix** when a dtype would change the values or fail (`torch.arange(0, 1, "
+        "0.25).to(device, torch.long)` gives other values, `torch.randn(...)` cannot be made in "
+        "`long`), for `.to(t)` of another tensor (it also takes `t`'s dtype), for `.type_as(t)` of "
+        "an expression (folding would evaluate it twice), when a comment sits in the dropped part, "
+        "and when the move happens later (`idx = torch.randperm(n)` ... `idx.to(device)`: the host "
+        "tensor may be used in between). `non_blocking` is dropped with the move: no copy is left. "
+        "The later form is not reported when the tensor is filled element by element before the "
+        "move (`t[k] = ...`: building on the host and copying once is the right order; a "
+        "whole-tensor initialiser such as `uniform_()` or `fill_()` does not count, it could run on "
+        "the device). Neither form is reported when the factory copies data the host holds: "
+        "`torch.tensor(...)`/`torch.as_tensor(...)` of a list, a literal or an array, or a legacy "
+        "constructor given data (`torch.LongTensor(indices)`): with `device=` the data would be "
+        "built on the host and copied just the same (TL103 reports literal constants rebuilt in a "
+        "hot path). Legacy constructors given sizes (`torch.FloatTensor(b, n)`) are flagged "
+        "without a fix: they cannot take a CUDA `device=`; write `torch.empty(b, n, device=device)` "
+        "or another factory. `x.new_tensor(torch.rand(3))` is the same move through `new_tensor`, "
+        "also without a fix."
     )
     valid = (
         Valid("""
@@ -270,10 +285,15 @@ class FactoryWithoutDevice(Rule):
         """),
         Invalid("""
             import torch
-            x = torch.arange(n).to(device, torch.float16)  # expect: TL101
+            x = torch.zeros(n).to(device, torch.float16)  # expect: TL101
         """, fixed="""
             import torch
-            x = torch.arange(n, device=device, dtype=torch.float16)
+            x = torch.zeros(n, device=device, dtype=torch.float16)
+        """),
+        Invalid("""
+            import torch
+            x = torch.arange(0, 1, 0.25).to(device, torch.long)  # expect: TL101
+            y = torch.randperm(5000).to(device, torch.float16)  # expect: TL101
         """),
         Invalid("""
             import torch
@@ -341,8 +361,8 @@ class FactoryWithoutDevice(Rule):
         factory = host_factory(self.ctx, inner)
         if factory is not None:
             if not _copies_host_data(inner, factory):
-                fold = () if factory in LEGACY_CONSTRUCTORS else self._fold(inner, moved, node, move)
-                self.report(inner, replacements=fold)
+                fold, level = ((), None) if factory in LEGACY_CONSTRUCTORS else self._fold(inner, moved, node, move)
+                self.report(inner, replacements=fold, applicability=level)
         else:
             self._moved_later(moved)
 
@@ -390,15 +410,21 @@ class FactoryWithoutDevice(Rule):
             self._moved_later(args[0].value)
 
     def _fold(self, factory: cst.Call, moved: cst.BaseExpression, move_call: cst.Call, move: Move):
-        """Put the move's device (and dtype) into ``factory``; ``moved`` is the factory or views of it."""
+        """Put the move's device (and dtype) into ``factory``; ``moved`` is the factory or views
+        of it. Returns the replacements and how safe they are (see ``fix_safety``)."""
         if not move.foldable or move.device is None:
-            return ()
+            return (), None
         code_for = self.ctx.module.code_for_node
         if code_for(move_call).count("#") != code_for(moved).count("#"):
-            return ()  # a comment lives in the part the fix would drop
+            return (), None  # a comment lives in the part the fix would drop
+        name = factory_name(self.ctx.qualname(factory.func))
+        if move.dtype is not None and name not in _DTYPE_EXACT:
+            return (), None  # generating in another dtype gives other values, or fails (randn in long)
+        random = name in RANDOM_FACTORIES or method_call(moved, *_RANDOM_INITIALISERS) is not None
+        level = UNSAFE if random or keyword(factory, "requires_grad") is not None else SAFE
         fixed = with_keyword(factory, "device", move.device)
         if move.dtype is not None:
             fixed = with_keyword(fixed, "dtype", move.dtype)
         if moved is not factory:
             fixed = moved.deep_replace(factory, fixed)
-        return (Replacement(move_call, code_in_block(self.ctx.module, fixed, self.ctx.indentation())),)
+        return (Replacement(move_call, code_in_block(self.ctx.module, fixed, self.ctx.indentation())),), level

@@ -110,24 +110,23 @@ def _tensor_among(kind: Callable, nodes) -> Optional[cst.BaseExpression]:
     return None
 
 
-def _device_name(node: cst.BaseExpression, kind: Callable) -> Optional[cst.Name]:
+def _device_name(node: cst.BaseExpression, is_tensor: Callable[[cst.BaseExpression], bool]) -> Optional[cst.Name]:
     """A name of a tensor inside ``node`` whose ``.device`` is the device ``node`` lives on
-    (``x`` for ``self.proj(x)[:, 0]``), or None."""
+    (``x`` for ``self.proj(x)[:, 0]``), or None. ``is_tensor`` asks for evidence: a loss
+    parameter named ``eps`` may well be a float, and ``eps.device`` would fail."""
     if isinstance(node, cst.Name):
-        return node if kind(node) == TENSOR else None
-    if isinstance(node, cst.Attribute):
-        return _device_name(node.value, kind)
-    if isinstance(node, cst.Subscript):
-        return _device_name(node.value, kind)
+        return node if is_tensor(node) else None
+    if isinstance(node, (cst.Attribute, cst.Subscript)):
+        return _device_name(node.value, is_tensor)
     if isinstance(node, cst.Call):
         inner = [node.func.value] if isinstance(node.func, cst.Attribute) else []
         for candidate in (*inner, *(arg.value for arg in node.args)):
-            found = _device_name(candidate, kind)
+            found = _device_name(candidate, is_tensor)
             if found is not None:
                 return found
         return None
     if isinstance(node, cst.BinaryOperation):
-        return _device_name(node.left, kind) or _device_name(node.right, kind)
+        return _device_name(node.left, is_tensor) or _device_name(node.right, is_tensor)
     return None
 
 
@@ -184,7 +183,9 @@ class FactoryMeetsDeviceTensor(Rule):
         "Unsafe: `device=` names the first tensor the result meets (`device=x.device`). That "
         "changes where the tensor lives, which is what the code needs on a GPU, but random "
         "factories then draw from the device's generator, and any other use of the CPU tensor "
-        "(printing, numpy) now sees a device tensor. Not reported when the tensor is meant for the "
+        "(printing, numpy) now sees a device tensor. The tensor named must be shown to be one "
+        "(used like a tensor, annotated so, or indexed along several axes): a loss parameter "
+        "`eps` that is a float has no `.device`, so there is no fix then. Not reported when the tensor is meant for the "
         "host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()` on it), when it is moved (TL101), for "
         "`*_like`/`new_*` factories (they inherit the device), when `device=` or `**kwargs` is "
         "passed, for `torch.tensor(t)` of a tensor `t` (it keeps `t`'s device), for 0-d "
@@ -473,7 +474,7 @@ class FactoryMeetsDeviceTensor(Rule):
         return _is_shape(data) and self.ctx.tensor_kind(data) == NOT
 
     def _flag(self, factory: cst.Call, meets: cst.BaseExpression, indentation) -> None:
-        name = _device_name(meets, self.ctx.tensor_kind)
+        name = _device_name(meets, self.ctx.array_like)
         fix = ()
         if name is not None:
             fixed = with_keyword(factory, "device", attribute(cst.Name(name.value), "device"))

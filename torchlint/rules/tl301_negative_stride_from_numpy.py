@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.context.arrays import REVERSED, arriving_layout, contiguous_fix
+from torchlint.diagnostics import SAFE, UNSAFE
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import has_star_args, positional
 
@@ -17,6 +18,7 @@ class NegativeStrideFromNumpy(Rule):
         "which rejects it; make it contiguous with `np.ascontiguousarray` first"
     )
     fix = "safe"
+    raises = ValueError  # "At least one stride in the given numpy array is negative"
     triggers = ("from_numpy",)
     what = (
         "Finds `torch.from_numpy(a)` where `a` is a numpy view with a negative stride: a slice with "
@@ -55,9 +57,14 @@ class NegativeStrideFromNumpy(Rule):
             return torch.from_numpy(np.ascontiguousarray(img))
     """)
     fix_safety = (
-        "Safe: the call raised before the fix, and afterwards the tensor holds the same values in a "
-        "fresh contiguous array. The fix reuses the module's numpy alias and adds "
-        "`import numpy as np` after the last top-level import when numpy is not imported."
+        "Wraps the array in `np.ascontiguousarray(...)`, with the module-level numpy alias; when "
+        "numpy is not imported at module level (an import inside a function does not count: its "
+        "name is not bound where the fix may land) it adds `import numpy as np` after the last "
+        "top-level import. **Safe** when the array is reversed on every path to `from_numpy`: the "
+        "call raised before the fix, and afterwards the tensor holds the same values in a fresh "
+        "array. **Unsafe** when the reversal is conditional (`if hflip: img = img[:, ::-1]`): on the "
+        "path that never reversed, the tensor used to share the caller's memory (writes through it "
+        "reached the array) and now holds a copy."
     )
     valid = (
         Valid("""
@@ -190,5 +197,8 @@ class NegativeStrideFromNumpy(Rule):
         if self.ctx.qualname(node.func) != "torch.from_numpy" or has_star_args(node):
             return
         args = positional(node)
-        if len(args) == 1 and arriving_layout(self.ctx, args[0].value) == REVERSED:
-            self.report(node, replacements=contiguous_fix(self.ctx, args[0].value))
+        layout = arriving_layout(self.ctx, args[0].value) if len(args) == 1 else None
+        if layout is not None and layout.kind == REVERSED:
+            # where the reversal is conditional, the other path loses its memory sharing
+            level = UNSAFE if layout.conditional else SAFE
+            self.report(node, replacements=contiguous_fix(self.ctx, args[0].value), applicability=level)

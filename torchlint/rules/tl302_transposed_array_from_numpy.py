@@ -188,7 +188,7 @@ class TransposedArrayFromNumpy(Rule):
         if self.ctx.qualname(node.func) != "torch.from_numpy" or has_star_args(node):
             return
         args = positional(node)
-        if len(args) == 1 and arriving_layout(self.ctx, args[0].value) == PERMUTED and not self._made_contiguous(node):
+        if len(args) == 1 and arriving_layout(self.ctx, args[0].value).kind == PERMUTED and not self._made_contiguous(node):
             self.report(node, replacements=contiguous_fix(self.ctx, args[0].value))
 
     def _made_contiguous(self, call: cst.Call) -> bool:

@@ -90,6 +90,9 @@ class DataloaderNotPinned(Rule):
             x, y = x.to("cuda", non_blocking=True), y.to("cuda", non_blocking=True)
     """)
     fix_safety = (
+        "One fix adds `pin_memory=True` to the loader and `non_blocking=True` to every move of its "
+        "batches the file shows (both halves are needed; a pinned loader's blocking move is "
+        "reported, and fixed, on its own). "
         "Unsafe: pinned memory is page-locked and taken from the host's RAM, so very large batches "
         "or many loaders can exhaust it; on a machine without a GPU `pin_memory=True` only warns. "
         "With `non_blocking=True` the CPU no longer waits for the copy, so code that reads the "
@@ -418,24 +421,38 @@ class DataloaderNotPinned(Rule):
 
     def leave_Module(self, node: cst.Module) -> None:
         """Every loader the moved batches can come from is known now that the file is walked."""
+        moves: Dict[int, List[Tuple[cst.Call, Tuple[str, ...]]]] = {}  # id(loader) -> its batches' moves
+        loaders: Dict[int, cst.Call] = {}
         for ref, move, indentation in self._moves:
             for loader in self.ctx.loaders.resolve(ref):
-                facts = self._loaders.get(id(loader))
-                if facts is not None:
-                    self._check(loader, facts, move, indentation)
+                if id(loader) in self._loaders:
+                    loaders[id(loader)] = loader
+                    moves.setdefault(id(loader), [])
+                    if move is not None:
+                        moves[id(loader)].append((move, indentation))
+        for key, loader in loaders.items():
+            self._check(loader, self._loaders[key], moves[key])
 
-    def _check(self, loader: cst.Call, facts: "_Loader", move: Optional[cst.Call], indentation) -> None:
+    def _check(self, loader: cst.Call, facts: "_Loader", moves: List[Tuple[cst.Call, Tuple[str, ...]]]) -> None:
+        """Unpinned: one fix pins the loader and makes every move of its batches non-blocking.
+        Pinned: each blocking move is reported on its own."""
         module = self.ctx.module
+        blocking = [(move, indentation) for move, indentation in moves
+                    if not _true(getattr(keyword(move, "non_blocking"), "value", None))]
         if facts.pin is None and facts.workers:
             fixed = with_keyword(loader, "pin_memory", cst.Name("True"))
-            text = code_in_block(module, fixed, facts.indentation)
-            self.report(loader, replacements=(Replacement(loader, text),))
-        elif move is not None and _pinned(facts.pin) and not _true(getattr(keyword(move, "non_blocking"), "value", None)):
-            if keyword(move, "non_blocking") is None:
-                fixed = with_keyword(move, "non_blocking", cst.Name("True"))
-                self.report(move, self.non_blocking_message, (Replacement(move, code_in_block(module, fixed, indentation)),))
-            else:
-                self.report(move, self.non_blocking_message)
+            replacements = [Replacement(loader, code_in_block(module, fixed, facts.indentation))]
+            replacements += [self._non_blocking(move, indentation) for move, indentation in blocking
+                             if keyword(move, "non_blocking") is None]
+            self.report(loader, replacements=replacements)
+        elif _pinned(facts.pin):
+            for move, indentation in blocking:
+                fix = (self._non_blocking(move, indentation),) if keyword(move, "non_blocking") is None else ()
+                self.report(move, self.non_blocking_message, fix)
+
+    def _non_blocking(self, move: cst.Call, indentation: Tuple[str, ...]) -> Replacement:
+        fixed = with_keyword(move, "non_blocking", cst.Name("True"))
+        return Replacement(move, code_in_block(self.ctx.module, fixed, indentation))
 
 
 @dataclass(frozen=True)
