@@ -46,13 +46,16 @@ def test_json_output(tmp_path, run_cli):
 
 def test_concise_and_statistics(tmp_path, run_cli):
     write(tmp_path, "bad.py", BAD + "y = torch.zeros(2).to(device)\n")
-    proc = run_cli("--format", "concise", "--statistics", "bad.py")
-    lines = proc.stdout.splitlines()
+    lines = run_cli("--format", "concise", "bad.py").stdout.splitlines()
     assert lines[:2] == [
         "bad.py:2:5: TL101 tensor created on the CPU and then moved to a device; pass `device=` to the factory",
         "bad.py:3:5: TL101 tensor created on the CPU and then moved to a device; pass `device=` to the factory",
     ]
-    assert lines[2].split() == ["2", "TL101", "[*]", "factory-without-device"]
+    proc = run_cli("--statistics", "bad.py")  # only the table, as ruff prints it
+    assert [line.split() for line in proc.stdout.splitlines()] == [["2", "TL101", "[*]", "factory-without-device"]]
+    assert proc.returncode == 1
+    rows = json.loads(run_cli("--statistics", "--output-format", "json", "bad.py").stdout)
+    assert rows == [{"code": "TL101", "name": "factory-without-device", "count": 2, "fixable": True}]
 
 
 def test_fix_rewrites_and_reports_rest(tmp_path, run_cli):
@@ -75,10 +78,16 @@ def test_fix_everything_exits_zero(tmp_path, run_cli):
 def test_diff_writes_nothing(tmp_path, run_cli):
     path = write(tmp_path, "bad.py", BAD)
     proc = run_cli("--diff", "bad.py")
-    assert proc.returncode == 1
-    assert '+x = torch.zeros(3, device="cuda")' in proc.stdout
-    assert proc.stdout.splitlines()[-1] == "Would fix 1 finding."
+    assert proc.returncode == 1  # there is a diff
+    assert proc.stdout.splitlines()[-1] == '+x = torch.zeros(3, device="cuda")'
+    assert proc.stderr == "Would fix 1 finding.\n"
     assert path.read_text() == BAD
+
+
+def test_diff_without_fixes_exits_zero_and_prints_no_findings(tmp_path, run_cli):
+    write(tmp_path, "loader.py", "from torch.utils.data import DataLoader\nDataLoader(ds)\n")  # TL501: no fix
+    proc = run_cli("--diff", "loader.py")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
 
 def test_select_and_ignore(tmp_path, run_cli):
@@ -124,15 +133,21 @@ def test_syntax_error_is_a_diagnostic_and_others_still_linted(tmp_path, run_cli)
     assert "Traceback" not in proc.stderr
 
 
-def test_missing_path_and_undecodable_file(tmp_path, run_cli):
+def test_missing_path_and_undecodable_file_are_findings(tmp_path, run_cli):
+    """Like ruff's E902: every output format shows the file that was skipped."""
     write(tmp_path, "bad.py", BAD)
     (tmp_path / "latin.py").write_bytes(b"x = '\xff\xfe'\n")
     proc = run_cli("bad.py", "nope.py", "latin.py")
-    assert proc.returncode == 2
-    errors = proc.stderr.splitlines()
-    assert any("nope.py" in e and "no such file" in e for e in errors)
-    assert any("latin.py" in e and "decode" in e for e in errors)
+    assert proc.returncode == 1 and proc.stderr == ""
+    lines = proc.stdout.splitlines()
+    assert "nope.py:1:1: TL002 no such file or directory" in lines
+    assert any(line.startswith("latin.py:1:1: TL002 cannot decode") for line in lines)
     assert "bad.py:2:5: TL101" in proc.stdout
+    sarif = json.loads(run_cli("--output-format", "sarif", "nope.py").stdout)
+    [result] = sarif["runs"][0]["results"]
+    assert (result["ruleId"], result["level"]) == ("TL002", "error")
+    assert run_cli("--exit-zero", "nope.py").returncode == 0
+    assert run_cli("--ignore", "TL002", "nope.py").returncode == 1  # like a syntax error, never ignored
 
 
 def test_aliases_and_kwargs(tmp_path, run_cli):
@@ -155,8 +170,9 @@ def test_directory_discovery_skips_virtualenvs(tmp_path, run_cli):
 
 def test_rules_and_explain(run_cli):
     rows = json.loads(run_cli("rules", "--format", "json").stdout)
+    assert [row["code"] for row in rows[:4]] == ["TL001", "TL002", "TL003", "TL101"]
     assert {"code": "TL101", "name": "factory-without-device",
-            "summary": rows[0]["summary"], "fix": "safe"} == rows[0]
+            "summary": rows[3]["summary"], "fix": "safe"} == rows[3]
     assert any(row["code"] == "TL501" and row["fix"] is None for row in rows)
     text = run_cli("explain", "tl101").stdout
     assert text.startswith("# TL101 factory-without-device")
@@ -164,7 +180,7 @@ def test_rules_and_explain(run_cli):
     assert run_cli("explain", "TL000").returncode == 2
     listing = run_cli("rules").stdout.splitlines()
     assert [line.split()[0] for line in listing] == [row["code"] for row in rows]
-    assert listing[0].split()[:4] == ["TL101", "factory-without-device", "safe", "fix"]
+    assert listing[3].split()[:4] == ["TL101", "factory-without-device", "safe", "fix"]
     assert not any(line.endswith(" ") for line in listing)
 
 
@@ -194,14 +210,14 @@ def test_reader_closing_the_pipe_early_is_no_error(tmp_path):
 
 def test_text_extras_do_not_corrupt_a_json_document(tmp_path, run_cli):
     write(tmp_path, "bad.py", BAD)
-    for flag in ("--statistics", "--diff"):
-        proc = run_cli("--format", "json", flag, "bad.py")
-        assert proc.returncode == 2 and proc.stdout == ""
-        assert proc.stderr == f"torchlint: error: {flag} cannot share stdout with --format json; add --output-file PATH\n"
     proc = run_cli("--format", "json", "--statistics", "--output-file", "out.json", "bad.py")
-    assert proc.returncode == 1
-    assert proc.stdout.split() == ["1", "TL101", "[*]", "factory-without-device"]
+    assert proc.returncode == 1 and proc.stdout == ""
     assert json.loads((tmp_path / "out.json").read_text())[0]["code"] == "TL101"
+    proc = run_cli("--format", "json", "--diff", "bad.py")  # the diff alone: no findings, no summary
+    assert proc.stdout.startswith("--- bad.py\n") and "[" not in proc.stdout
+    proc = run_cli("--format", "sarif", "--statistics", "bad.py")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "torchlint: error: --statistics prints a table or JSON; not --output-format sarif\n"
 
 
 def test_no_python_files_is_a_warning(tmp_path, run_cli):

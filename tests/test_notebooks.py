@@ -98,15 +98,15 @@ def test_other_languages_are_skipped(tmp_path, run_cli):
     assert run_cli("r.ipynb").returncode == 0
 
 
-def test_malformed_notebooks_are_one_line_errors(tmp_path, run_cli):
+def test_malformed_notebooks_are_one_line_findings(tmp_path, run_cli):
     (tmp_path / "trunc.ipynb").write_text('{"cells": [')
     (tmp_path / "v3.ipynb").write_text('{"worksheets": [], "nbformat": 3}')
     (tmp_path / "cell.ipynb").write_text('{"cells": [{"cell_type": "code", "source": 3}]}')
     (tmp_path / "bad.py").write_text("import torch\nx = torch.zeros(3).cuda()\n")
     proc = run_cli(".")
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    errors = sorted(proc.stderr.splitlines())
-    assert len(errors) == 3 and all("malformed notebook" in e for e in errors)
+    assert proc.returncode == 1 and proc.stderr == ""
+    skipped = [line for line in proc.stdout.splitlines() if " TL002 " in line]
+    assert len(skipped) == 3 and all("malformed notebook" in line for line in skipped)
     assert "bad.py:2:5: TL101" in proc.stdout
 
 
@@ -119,3 +119,24 @@ def test_ipython_lines_survive_fixes_that_move_lines():
     assert nb.changed_cells(grown) == [(2, old, old.replace("import torch\n", "import torch\nimport numpy\n"))]
     with pytest.raises(SourceError, match="IPython line in cell 4"):
         nb.changed_cells(nb.text.replace("    pass\n", "    print()\n"))
+
+
+def test_a_cell_that_does_not_parse_hides_no_other_cell(tmp_path, run_cli):
+    write(tmp_path / "nb.ipynb", notebook(
+        code("import torch\nx = torch.zeros(3).cuda()\n", 1),
+        code("def broken(:\n    pass\n", 2),
+        code("await setup()\ny = torch.ones(2).cuda()\n", 3),  # IPython runs a top-level await
+    ))
+    proc = run_cli("--format", "json", "nb.ipynb")
+    found = [(i["cell"], i["line"], i["code"]) for i in json.loads(proc.stdout)]
+    assert found == [(2, 2, "TL101"), (3, 1, "TL001"), (4, 2, "TL101")]  # cell 1 is markdown
+    assert run_cli("--fix", "nb.ipynb").returncode == 1
+    sources = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_text())["cells"]]
+    assert 'torch.zeros(3, device="cuda")' in sources[1] and 'torch.ones(2, device="cuda")' in sources[3]
+    assert sources[2] == "def broken(:\n    pass\n"
+
+
+def test_github_annotations_of_notebooks_have_lines(tmp_path, run_cli):
+    write(tmp_path / "nb.ipynb", notebook(code("import torch\nx = torch.zeros(3).cuda()\n", 1)))
+    line = run_cli("--format", "github", "nb.ipynb").stdout.splitlines()[0]
+    assert line.startswith("::warning file=nb.ipynb,line=2,col=5,endLine=2,endColumn=19,title=TL101::cell 2: ")

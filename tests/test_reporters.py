@@ -3,15 +3,16 @@
 import json
 import os
 
-import jsonschema
+import pytest
 
 from tests.conftest import ROOT
 from torchlint.diagnostics import Diagnostic
 from torchlint.reporters.github import annotation
 from torchlint.rules import ALL_RULES
 
-# The OASIS SARIF 2.1.0 schema, shared beside the repository (as in CI), not vendored.
-SARIF_SCHEMA = os.path.join(os.path.dirname(ROOT), "shared", "data", "sarif-schema-2.1.0.json")
+# A typed model generated from the OASIS SARIF 2.1.0 schema (pinned in the test extra);
+# every object forbids properties the schema does not define.
+sarif_model = pytest.importorskip("pydantic_sarif.model", reason="pydantic-sarif needs Python 3.10")
 BAD = ("import torch\nx = torch.zeros(3).cuda()\n"
        "from torch.utils.data import DataLoader\nloader = DataLoader(ds)\n")
 
@@ -21,13 +22,29 @@ def sarif_of(tmp_path, run_cli, *paths):
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == ""  # the report went to the file
     log = json.loads((tmp_path / "out.sarif").read_text())
-    assert os.path.isfile(SARIF_SCHEMA), f"the SARIF schema is missing: {SARIF_SCHEMA}"
-    with open(SARIF_SCHEMA, encoding="utf-8") as handle:
-        schema = json.load(handle)
-    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
-    errors = sorted(validator.iter_errors(log), key=str)
-    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:5])
+    validate_sarif(log)
     return log
+
+
+def validate_sarif(log):
+    sarif_model.StaticAnalysisResultsFormatSarifVersion210JsonSchema.model_validate(log)
+
+
+def test_the_sarif_model_rejects_what_the_schema_rejects(tmp_path, run_cli):
+    (tmp_path / "bad.py").write_text(BAD)
+    log = sarif_of(tmp_path, run_cli, "bad.py")
+    from pydantic import ValidationError
+
+    for break_it in (
+        lambda broken: broken["runs"][0]["results"][0].update(severity="high"),  # not a SARIF property
+        lambda broken: broken["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
+        .update(startLine=0),  # lines are 1-based
+        lambda broken: broken.update(version="2.0.0"),
+    ):
+        broken = json.loads(json.dumps(log))
+        break_it(broken)
+        with pytest.raises(ValidationError):
+            validate_sarif(broken)
 
 
 def test_sarif_is_valid_and_complete(tmp_path, run_cli):
@@ -135,10 +152,10 @@ def test_terminal_text_renders_no_emoji_and_marks_only_safe_fixes(tmp_path):
 def test_statistics_mark_only_safe_fixes(tmp_path):
     import io
 
-    from torchlint.cli import _statistics
+    from torchlint.reporters.summary import report_statistics
 
     stream = io.StringIO()
-    _statistics([_finding(tmp_path, 1, "TL101", "safe"), _finding(tmp_path, 2, "TL102", "unsafe")], stream)
+    report_statistics([_finding(tmp_path, 1, "TL101", "safe"), _finding(tmp_path, 2, "TL102", "unsafe")], stream, False)
     assert [line.split() for line in stream.getvalue().splitlines()] == [
         ["1", "TL101", "[*]", "factory-without-device"], ["1", "TL102", "factory-meets-device-tensor"],
     ]

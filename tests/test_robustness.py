@@ -15,7 +15,8 @@ import pytest
 import torchlint.source
 from torchlint.config import Settings
 from torchlint.discovery import discover
-from torchlint.linter import MAX_SOURCE_CHARS, SYNTAX_ERROR, lint_text
+from torchlint.codes import IO_ERROR, SYNTAX_ERROR
+from torchlint.linter import MAX_SOURCE_CHARS, lint_text
 from torchlint.rules import ALL_RULES
 from torchlint.runner import Options, run
 
@@ -30,15 +31,16 @@ def error_lines(proc):
     return lines
 
 
-def test_nul_bytes_and_binary_file_are_one_line_errors(tmp_path, run_cli):
+def test_nul_bytes_and_binary_file_are_one_line_findings(tmp_path, run_cli):
     (tmp_path / "nul.py").write_bytes(b"import torch\x00\nx = 1\n")
     (tmp_path / "binary.py").write_bytes(bytes(range(256)) * 64)
     (tmp_path / "bad.py").write_text(BAD)
     proc = run_cli(".")
-    errors = error_lines(proc)
-    assert len(errors) == 2
-    assert any("binary.py:" in e for e in errors) and any("nul.py: contains NUL bytes" in e for e in errors)
-    assert proc.returncode == 2 and "bad.py:2:5: TL101" in proc.stdout
+    assert error_lines(proc) == []
+    lines = proc.stdout.splitlines()
+    assert "nul.py:1:1: TL002 contains NUL bytes (binary file?)" in lines
+    assert any(line.startswith("binary.py:1:1: TL002 ") for line in lines)
+    assert proc.returncode == 1 and "bad.py:2:5: TL101" in proc.stdout
 
 
 def test_empty_file_is_clean(tmp_path, run_cli):
@@ -68,9 +70,9 @@ def test_directory_symlink_loop_and_self_link(tmp_path, run_cli):
     os.symlink("..", package / "loop")
     os.symlink("self.py", package / "self.py")
     proc = run_cli("--format", "json", ".")
-    assert [item["path"] for item in json.loads(proc.stdout)] == ["pkg/bad.py"]
-    errors = error_lines(proc)
-    assert len(errors) == 1 and "self.py:" in errors[0] and "symbolic links" in errors[0]
+    found = [(item["path"], item["code"]) for item in json.loads(proc.stdout)]
+    assert found == [("pkg/bad.py", "TL101"), ("pkg/self.py", "TL002")]
+    assert "symbolic links" in json.loads(proc.stdout)[1]["message"] and error_lines(proc) == []
 
 
 def test_valid_python_libcst_cannot_parse_is_no_syntax_error(tmp_path, run_cli):
@@ -87,7 +89,8 @@ def check_unreadable_file(tmp_path, hide):
     (tmp_path / "bad.py").write_text(BAD)
     hide(secret)
     bad, unreadable = run([str(tmp_path / "bad.py"), str(secret)], Settings(), Options())
-    assert unreadable.errors == [f"{secret}: Permission denied"] and unreadable.diagnostics == []
+    assert unreadable.errors == [] and [(d.code, d.message) for d in unreadable.diagnostics] == [
+        ("TL002", "Permission denied")]
     assert [d.code for d in bad.diagnostics] == ["TL101"]
 
 
@@ -148,10 +151,11 @@ def stdlib_files():
 @pytest.mark.slow
 def test_stdlib_through_the_command_line(stdlib_files, run_cli):
     proc = run_cli("--no-cache", "--jobs", "2", "--format", "json", STDLIB)
-    reported = {item["path"] for item in json.loads(proc.stdout) if item["code"] == SYNTAX_ERROR}
+    items = json.loads(proc.stdout)
+    reported = {item["path"] for item in items if item["code"] == SYNTAX_ERROR}
     errors = error_lines(proc)
     assert not any("internal error" in line for line in errors)
-    unreadable = {line.split(": ")[2] for line in errors}
+    unreadable = {item["path"] for item in items if item["code"] == IO_ERROR}
     assert all(path.startswith(STDLIB) for path in unreadable)
     assert reported | unreadable == rejected_by_python(stdlib_files)
 

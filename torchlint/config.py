@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
+from torchlint.codes import ENGINE_CODES
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -16,6 +18,9 @@ else:  # pragma: no cover
 
 class ConfigError(Exception):
     """A usage or configuration problem; the message is one line and names the culprit."""
+
+
+OPT_IN = frozenset(code for code, info in ENGINE_CODES.items() if info.opt_in)
 
 
 @dataclass(frozen=True)
@@ -30,8 +35,12 @@ class Settings:
     source: Optional[str] = field(default=None, compare=False)  # the pyproject.toml used
 
     def enabled(self, code: str, path: Optional[str] = None) -> bool:
-        """ruff's rule: the most specific matching selector wins; ties go to ignore."""
-        selected = _longest_prefix(code, self.select + self.extend_select)
+        """ruff's rule: the most specific matching selector wins; ties go to ignore. An
+        opt-in code (TL003) counts as selected only where its full code is."""
+        selectors = self.select + self.extend_select
+        if code in OPT_IN:
+            selectors = tuple(selector for selector in selectors if selector == code)
+        selected = _longest_prefix(code, selectors)
         ignored = _longest_prefix(code, self.ignore + self.ignored_for(path))
         return selected > ignored
 

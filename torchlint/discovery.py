@@ -15,8 +15,8 @@ SKIPPED_DIRECTORIES = frozenset(
 )
 
 
-def discover(paths: Iterable[str], settings: Settings) -> Tuple[List[str], List[str]]:
-    """Files to lint (sorted, unique) and one-line errors for paths that do not exist.
+def discover(paths: Iterable[str], settings: Settings) -> Tuple[List[str], List[Tuple[str, str]]]:
+    """Files to lint (sorted, unique), and (path, problem) for each path that cannot be linted.
 
     A file named explicitly is linted whatever its suffix, unless excluded. Directory
     symlinks are not followed, so a symlink loop cannot trap the walk.
@@ -29,9 +29,9 @@ def discover(paths: Iterable[str], settings: Settings) -> Tuple[List[str], List[
         elif os.path.isdir(path):
             files.update(_walk(path, settings))
         elif os.path.lexists(path):
-            errors.append(f"{path}: not a regular file or directory")
+            errors.append((path, "not a regular file or directory"))
         else:
-            errors.append(f"{path}: no such file or directory")
+            errors.append((path, "no such file or directory"))
     return sorted(files), errors
 
 

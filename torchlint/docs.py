@@ -41,6 +41,16 @@ def render(rule: Type[Rule], documents: Optional[List[Document]] = None) -> str:
     return "\n\n".join(sections) + "\n"
 
 
+def rule_page(code: str) -> Optional[str]:
+    """The page of a rule or engine code (``torchlint rule CODE``, the server's hover), or None."""
+    from torchlint.codes import ENGINE_CODES
+    from torchlint.rules import RULES_BY_CODE
+
+    if code in RULES_BY_CODE:
+        return render(RULES_BY_CODE[code])
+    return ENGINE_CODES[code].page() if code in ENGINE_CODES else None
+
+
 def benchmarks_page(documents: Optional[List[Document]] = None) -> str:
     """``docs/benchmarks.md``: every committed run."""
     documents = committed() if documents is None else documents
@@ -51,5 +61,5 @@ def benchmarks_page(documents: Optional[List[Document]] = None) -> str:
     return "\n".join(sections)
 
 
-def page_path(docs_dir: str, rule: Type[Rule]) -> str:
-    return os.path.join(docs_dir, "rules", f"{rule.code}.md")
+def page_path(docs_dir: str, code: str) -> str:
+    return os.path.join(docs_dir, "rules", f"{code}.md")

@@ -13,8 +13,9 @@ from typing import FrozenSet, Iterator, List, Optional, Tuple
 
 from torchlint import __version__
 from torchlint.config import ConfigError, find_pyproject, load_settings
-from torchlint.linter import SYNTAX_ERROR, lint_text
-from torchlint.rules import ALL_RULES, RULES_BY_CODE
+from torchlint.codes import SYNTAX_ERROR, known_codes
+from torchlint.linter import lint_text
+from torchlint.rules import ALL_RULES
 
 
 @lru_cache(maxsize=None)
@@ -24,7 +25,7 @@ def _hot_functions(pyproject: Optional[str]) -> FrozenSet[str]:
     A bad configuration is reported in one line (once per process) and the defaults are used.
     """
     try:
-        return load_settings(pyproject, [SYNTAX_ERROR, *RULES_BY_CODE]).hot_functions
+        return load_settings(pyproject, known_codes()).hot_functions
     except ConfigError as exc:
         sys.stderr.write(f"torchlint: error: {exc}\n")
         return frozenset()

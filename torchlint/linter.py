@@ -9,14 +9,14 @@ from typing import FrozenSet, List, Sequence, Type
 
 import libcst as cst
 
+from torchlint.codes import known_codes, syntax_error
 from torchlint.context import FileContext
 from torchlint.diagnostics import SAFE, Diagnostic, Edit, Fix
-from torchlint.noqa import noqa_by_line, suppressed
+from torchlint.noqa import noqa_by_line, suppressed, unused_noqa
 from torchlint.positions import Positions
 from torchlint.rules.base import Finding, Rule
 from torchlint.walker import DispatchTable, walk
 
-SYNTAX_ERROR = "TL001"
 # Larger sources are generated data, not code: parsing 10 MB takes minutes and gigabytes.
 MAX_SOURCE_CHARS = 2_000_000
 
@@ -40,7 +40,24 @@ def lint_text(
     rules: Sequence[Type[Rule]],
     hot_functions: FrozenSet[str] = frozenset(),
     apply_noqa: bool = True,
+    report_unused_noqa: bool = False,
 ) -> LintResult:
+    """Every rule's findings in ``text``, without those ``# noqa`` suppresses (unless not
+    ``apply_noqa``), and TL003 for suppressions that suppress nothing if asked."""
+    result = _lint(text, path, rules, hot_functions)
+    if apply_noqa and result.parsed:
+        found = result.diagnostics
+        if found:
+            noqa = noqa_by_line(text.splitlines(), (d.line for d in found))
+            result.diagnostics = [d for d in found if not suppressed(d.code, noqa[d.line])]
+        if report_unused_noqa:
+            enabled = {rule.code for rule in rules}
+            result.diagnostics += unused_noqa(text, path, found, enabled, known_codes())
+    result.diagnostics.sort()
+    return result
+
+
+def _lint(text: str, path: str, rules: Sequence[Type[Rule]], hot_functions: FrozenSet[str]) -> LintResult:
     result = LintResult()
     if len(text) > MAX_SOURCE_CHARS:
         result.parsed = False
@@ -77,11 +94,6 @@ def lint_text(
         wanted = [f.node for f in kept] + [r.node for f in kept for r in f.replacements]
         positions = Positions(module, wanted)
         result.diagnostics.extend(_diagnostic(f, path, module, positions) for f in kept)
-    if apply_noqa and result.diagnostics:
-        lines = text.splitlines()
-        noqa = noqa_by_line(lines, (d.line for d in result.diagnostics))
-        result.diagnostics = [d for d in result.diagnostics if not suppressed(d.code, noqa[d.line])]
-    result.diagnostics.sort()
     return result
 
 
@@ -137,11 +149,6 @@ def _diagnostic(finding: Finding, path: str, module: cst.Module, positions: Posi
     )
 
 
-def _syntax_diagnostic(path: str, line: int, column: int, message: str) -> Diagnostic:
-    first_line = message.strip().splitlines()[0] if message.strip() else "invalid syntax"
-    return Diagnostic(path, line, column, SYNTAX_ERROR, f"syntax error: {first_line}", line, column)
-
-
 def _check_syntax_cheaply(text: str, path: str, result: LintResult) -> bool:
     """Check syntax with Python's own parser (files no rule can fire in, libcst failures)."""
     try:
@@ -151,7 +158,7 @@ def _check_syntax_cheaply(text: str, path: str, result: LintResult) -> bool:
         return True
     except SyntaxError as exc:
         result.parsed = False
-        result.diagnostics.append(_syntax_diagnostic(path, exc.lineno or 1, exc.offset or 1, exc.msg))
+        result.diagnostics.append(syntax_error(path, exc.lineno or 1, exc.offset or 1, exc.msg))
     except (ValueError, RecursionError, MemoryError) as exc:
         result.parsed = False
         result.errors.append(f"cannot parse: {type(exc).__name__}: {exc}")

@@ -10,20 +10,24 @@ JSON is written back exactly as it was read.
 
 from __future__ import annotations
 
+import ast
 import copy
 import difflib
 import json
 import re
 import tokenize
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from torchlint.codes import syntax_error
 from torchlint.diagnostics import Diagnostic, Edit, Fix
 from torchlint.source import SourceError
 
 NOTEBOOK_SUFFIX = ".ipynb"
 SEPARATOR = "# torchlint: next notebook cell\n"
 _PLACEHOLDER = "pass"
+_ONLY_AST, _TOP_LEVEL_AWAIT = ast.PyCF_ONLY_AST, ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 _SHELL_ASSIGNMENT = re.compile(r"[\w.]+(\s*,\s*[\w.]+)*\s*=\s*[!%]")
 
 
@@ -38,6 +42,7 @@ class _Cell:
     first_line: int  # 1-based line of the program where the cell starts
     lines: Tuple[str, ...]  # the cell's program lines, each ending in "\n"
     ipython: Dict[int, str]  # 0-based line -> the original IPython line that became ``pass``
+    syntax_error: Optional[SyntaxError] = None  # the cell does not parse: its lines are left blank
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,14 @@ class NotebookSource:
             if cell.first_line <= line:
                 found = cell
         return found
+
+    def cell_syntax_errors(self, path: str) -> List[Diagnostic]:
+        """TL001 for each cell that does not parse on its own (left out of the program)."""
+        return [
+            replace(syntax_error(path, cell.syntax_error.lineno or 1, cell.syntax_error.offset or 1,
+                                 cell.syntax_error.msg), cell=cell.index + 1)
+            for cell in self.cells if cell.syntax_error is not None
+        ]
 
     def changed_cells(self, text: str) -> List[Tuple[int, str, str]]:
         """(cell number, old source, new source) for each cell that ``text`` changes."""
@@ -113,9 +126,26 @@ def parse_notebook(data: bytes) -> NotebookSource:
         if built:
             program.append(SEPARATOR)
         lines, ipython = _program_lines(source)
-        built.append(_Cell(index, source, len(program) + 1, tuple(lines), ipython))
+        error = _syntax_error("".join(lines))
+        if error is not None:  # lint the other cells; this one is reported and kept out
+            lines = ["\n"] * len(lines)
+        built.append(_Cell(index, source, len(program) + 1, tuple(lines), ipython, error))
         program.extend(lines)
     return NotebookSource(raw, "".join(program), document, tuple(built))
+
+
+def _syntax_error(code: str) -> Optional[SyntaxError]:
+    """Why a cell does not compile on its own (IPython runs each cell alone, and allows a
+    top-level ``await``), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(code, "<cell>", "exec", dont_inherit=True, flags=_ONLY_AST | _TOP_LEVEL_AWAIT)
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, RecursionError, MemoryError):
+        return None  # not a syntax error: the whole program's parse reports it
+    return None
 
 
 def _code_cells(document: object) -> List[Tuple[int, str]]:

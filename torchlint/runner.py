@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import collections
 import difflib
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Counter, Iterator, List, Optional, Sequence, Tuple, Type
 
 from torchlint.cache import Cache, content_key
+from torchlint.codes import UNUSED_NOQA, io_error
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic
 from torchlint.fixes import fix_text
 from torchlint.linter import LintResult, lint_text
 from torchlint.notebooks import NotebookSource, is_notebook, parse_notebook
+from torchlint.noqa import add_noqa
 from torchlint.rules import ALL_RULES
 from torchlint.rules.base import Rule
 from torchlint.source import SourceError, decode, read_bytes, write_atomic
 
-CHECK, FIX, DIFF = "check", "fix", "diff"
+CHECK, FIX, DIFF, ADD_NOQA = "check", "fix", "diff", "add-noqa"
 
 
 @dataclass
@@ -26,7 +29,9 @@ class FileOutcome:
     path: str
     diagnostics: List[Diagnostic] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # "path: message", one line each
-    fixed: int = 0  # fixes applied (or, with --diff, that would be)
+    fixed: int = 0  # fixes (or noqa comments) applied; with --diff, that would be
+    fixed_codes: Counter[str] = field(default_factory=collections.Counter)  # the codes of the fixes applied
+    new_contents: Optional[bytes] = None  # from stdin: the contents after the fixes
     diff: str = ""
     content_key: Optional[str] = None  # digest of the bytes that were linted; None if unread
 
@@ -41,41 +46,61 @@ def rules_for(settings: Settings, path: Optional[str] = None) -> List[Type[Rule]
     return [rule for rule in ALL_RULES if settings.enabled(rule.code, path)]
 
 
-def read_file(path: str):
-    """The file's bytes, and a ``SourceText`` or a ``NotebookSource`` whose ``text`` is its code cells."""
-    data = read_bytes(path)
-    return data, parse_notebook(data) if is_notebook(path) else decode(data)
-
-
 def process_file(path: str, settings: Settings, options: Options) -> FileOutcome:
+    try:
+        data = read_bytes(path)
+    except SourceError as exc:
+        return FileOutcome(path, diagnostics=[io_error(path, str(exc))])
+    return process_source(path, data, settings, options)
+
+
+def process_source(path: str, data: bytes, settings: Settings, options: Options, stdin: bool = False) -> FileOutcome:
+    """Lint (or fix, diff, add ``# noqa`` to) ``data``, the contents of ``path``. From ``stdin``,
+    nothing is written: the new contents are kept in the outcome."""
     outcome = FileOutcome(path)
     try:
-        data, source = read_file(path)
+        source = parse_notebook(data) if is_notebook(path) else decode(data)
     except SourceError as exc:
-        outcome.errors.append(f"{path}: {exc}")
+        outcome.diagnostics.append(io_error(path, str(exc)))
         return outcome
     outcome.content_key = content_key(data)
     rules = rules_for(settings, path)
+    report_unused_noqa = settings.enabled(UNUSED_NOQA, path)
 
     def lint(text: str) -> LintResult:
-        return lint_text(text, path, rules, settings.hot_functions)
+        return lint_text(text, path, rules, settings.hot_functions, report_unused_noqa=report_unused_noqa)
 
-    if options.mode == CHECK:
-        result = lint(source.text)
+    text = source.text
+    if options.mode in (CHECK, ADD_NOQA):
+        result = lint(text)
+        if options.mode == ADD_NOQA:
+            text, outcome.fixed, result.diagnostics = add_noqa(text, result.diagnostics)
     else:
-        fixed = fix_text(source.text, lint, options.unsafe_fixes)
-        result = fixed.result
+        fixed = fix_text(text, lint, options.unsafe_fixes)
+        result, text = fixed.result, fixed.text
         outcome.errors.extend(f"{path}: {message}" for message in fixed.refused)
-        if fixed.text != source.text:
-            outcome.fixed = fixed.applied
-            if options.mode == DIFF:
-                _diff(path, source, fixed.text, outcome)
-            else:
-                _write_back(path, data, source, fixed.text, outcome)
-    notebook = isinstance(source, NotebookSource)
-    outcome.diagnostics = source.locate(result.diagnostics) if notebook else result.diagnostics
+        outcome.fixed, outcome.fixed_codes = fixed.applied, fixed.applied_codes
+    if text != source.text:
+        if options.mode == DIFF:
+            _diff(path, source, text, outcome)
+        elif stdin:
+            _keep_new_contents(path, source, text, outcome)
+        else:
+            _write_back(path, data, source, text, outcome)
+    if isinstance(source, NotebookSource):
+        outcome.diagnostics = source.locate(result.diagnostics) + source.cell_syntax_errors(path)
+    else:
+        outcome.diagnostics = result.diagnostics
     outcome.errors.extend(f"{path}: {message}" for message in result.errors)
     return outcome
+
+
+def _keep_new_contents(path: str, source, text: str, outcome: FileOutcome) -> None:
+    try:
+        outcome.new_contents = source.encode(text)
+    except (SourceError, UnicodeEncodeError) as exc:
+        outcome.errors.append(f"{path}: cannot encode the fixed source: {exc}")
+        outcome.fixed = 0
 
 
 def _write_back(path: str, data: bytes, source, text: str, outcome: FileOutcome) -> None:

@@ -1,8 +1,8 @@
 """``--format github``: GitHub Actions workflow commands, one annotation per finding.
 
 Escaping follows @actions/core: ``%``, CR and LF in the message; also ``:`` and ``,`` in
-property values. A notebook finding names its cell in the message and gets no line
-(its line is a line of the cell, not of the ``.ipynb`` file).
+property values. A notebook finding's line and column are those of its cell, which the
+message names (``cell 3: ...``), as ruff does.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import List, TextIO
 
 from torchlint.diagnostics import Diagnostic
-from torchlint.linter import SYNTAX_ERROR
+from torchlint.codes import IO_ERROR, SYNTAX_ERROR
 
 
 def escape_data(text: str) -> str:
@@ -22,15 +22,11 @@ def escape_property(text: str) -> str:
 
 
 def annotation(d: Diagnostic) -> str:
-    level = "error" if d.code == SYNTAX_ERROR else "warning"
-    properties = [("file", d.path)]
-    message = d.message
-    if d.cell is None:
-        properties += [("line", d.line), ("col", d.column)]
-        if d.end_line >= d.line:
-            properties += [("endLine", d.end_line), ("endColumn", d.end_column)]
-    else:
-        message = f"cell {d.cell}, line {d.line}, column {d.column}: {message}"
+    level = "error" if d.code in (SYNTAX_ERROR, IO_ERROR) else "warning"
+    properties = [("file", d.path), ("line", d.line), ("col", d.column)]
+    if d.end_line >= d.line:
+        properties += [("endLine", d.end_line), ("endColumn", d.end_column)]
+    message = d.message if d.cell is None else f"cell {d.cell}: {d.message}"
     properties.append(("title", d.code))
     joined = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties)
     return f"::{level} {joined}::{escape_data(message)}"

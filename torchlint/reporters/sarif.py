@@ -15,20 +15,25 @@ from urllib.parse import quote
 
 from torchlint import DOCS_URL, HOMEPAGE, __version__
 from torchlint.diagnostics import Diagnostic, Edit
-from torchlint.linter import SYNTAX_ERROR
+from torchlint.codes import ENGINE_CODES, IO_ERROR, SYNTAX_ERROR
 from torchlint.rules import ALL_RULES
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
+def _level(code: str) -> str:
+    return "error" if code in (SYNTAX_ERROR, IO_ERROR) else "warning"
+
+
 def _rules() -> List[dict]:
     descriptors = [{
-        "id": SYNTAX_ERROR,
-        "name": "syntax-error",
-        "shortDescription": {"text": "the file does not parse"},
-        "fullDescription": {"text": "The file is not valid Python, so no rule could check it."},
-        "defaultConfiguration": {"level": "error"},
-    }]
+        "id": code.code,
+        "name": code.name,
+        "shortDescription": {"text": code.summary},
+        "fullDescription": {"text": code.what},
+        "helpUri": f"{DOCS_URL}/rules/{code.code}.md",
+        "defaultConfiguration": {"level": _level(code.code)},
+    } for code in ENGINE_CODES.values()]
     for rule in ALL_RULES:
         descriptors.append({
             "id": rule.code,
@@ -69,7 +74,7 @@ def _result(d: Diagnostic, rule_index: Dict[str, int]) -> dict:
     result = {
         "ruleId": d.code,
         "ruleIndex": rule_index[d.code],
-        "level": "error" if d.code == SYNTAX_ERROR else "warning",
+        "level": _level(d.code),
         "message": {"text": d.message},
         "locations": [{"physicalLocation": location}],
     }
