@@ -192,7 +192,7 @@ def sources(cache: str) -> Dict[str, str]:
 
 def findings(package: str, root: str) -> Set[Site]:
     """torchlint's findings in one package, run as a user runs it."""
-    command = [sys.executable, "-m", "torchlint", "--format", "json", "--no-cache", "--exit-zero", root]
+    command = [sys.executable, "-m", "torchlint", "--format", "json", "--no-cache", "--exit-zero", "--preview", root]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
     proc = subprocess.run(command, capture_output=True, text=True, env=env)
     if proc.returncode != 0:

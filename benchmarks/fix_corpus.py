@@ -44,7 +44,7 @@ def digests(root: str) -> Dict[str, str]:
 
 def torchlint(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
-    command = [sys.executable, "-m", "torchlint", "--no-cache", "--exit-zero", *args]
+    command = [sys.executable, "-m", "torchlint", "--no-cache", "--exit-zero", "--preview", *args]
     return subprocess.run(command, capture_output=True, text=True, env=env)
 
 

@@ -35,11 +35,13 @@ SCHEMA = {
             "type": "array",
             "items": {
                 "type": "object",
-                "required": ["code", "status", "reason", "before_s", "after_s", "speedup",
-                             "outputs_match", "lint_consistent"],
+                "required": ["code", "kind", "status", "reason", "before_s", "after_s", "ratio", "speedup",
+                             "verdict", "outputs_match", "lint_consistent", "sweep"],
                 "properties": {
                     "code": {"type": "string", "pattern": "^TL[0-9]{3}$"},
+                    "kind": {"enum": ["speedup", "cost", "correctness", None]},
                     "status": {"enum": ["measured", "skipped", "failed"]},
+                    "ratio": NUMBER, "verdict": {"type": ["string", "null"]},
                     "reason": {"type": ["string", "null"]},
                     "before_s": NUMBER, "after_s": NUMBER, "speedup": NUMBER,
                     "outputs_match": FLAG, "lint_consistent": FLAG,
@@ -83,7 +85,7 @@ def test_json_and_markdown_of_a_run(fixtures_root, tmp_path, capsys):
     assert markdown.startswith("## CPU: ")
     assert "1 torch thread" in markdown and f"torch {torch.__version__}" in markdown
     assert "`torchlint bench TL101 --device cpu --size small --repeat 2`" in markdown
-    assert "\n| TL101 | measured | " in markdown
+    assert "\n| TL101 | speedup | measured | " in markdown
     assert "TL101" in capsys.readouterr().out  # the table
 
 
@@ -147,32 +149,41 @@ def test_shipped_fixtures_pass_on_cpu(tmp_path, run_cli):
     assert [r["code"] for r in document["results"]] == [rule.code for rule in ALL_RULES]
     for result in document["results"]:
         assert result["lint_consistent"] is True, result
-        assert (result["status"] == "measured") == (result["outputs_match"] is True), result
+        if result["kind"] == "correctness":  # a verdict, no comparison of outputs
+            assert (result["status"] == "measured") == (result["verdict"] is not None), result
+        else:
+            assert (result["status"] == "measured") == (result["outputs_match"] is True), result
+    results = {result["code"]: result for result in document["results"]}
+    assert results["TL301"]["status"] == "measured" and results["TL301"]["verdict"].startswith(
+        "before.py raises ValueError")
+    assert [point["value"] for point in results["TL502"]["sweep"]["points"]] == [1, 2, 4]
 
 
 @pytest.mark.parametrize("code", [rule.code for rule in ALL_RULES])
-def test_shipped_fixture_texts_flag_only_before(code):
-    """With every rule on, only before.py has findings, and they include the fixture's code."""
-    directory = os.path.join(ROOT, "fixtures", code)
+def test_shipped_fixture_texts_isolate_their_rule(code):
+    """With every rule on, before.py is flagged with its fixture's code and no other; after.py
+    and workload.py with nothing."""
+    directory = os.path.join(ROOT, "torchlint", "bench", "fixtures", code)
     found = {}
     for name in sorted(os.listdir(directory)):
         if name.endswith(".py"):
             with open(os.path.join(directory, name), encoding="utf-8") as handle:
                 found[name] = {d.code for d in lint_text(handle.read(), name, ALL_RULES).diagnostics}
-    assert code in found.pop("before.py")
+    assert found.pop("before.py") == {code}
     assert found.pop("after.py") == set()
     assert set(found) <= {"workload.py"} and not any(found.values()), found
 
 
 @pytest.mark.filterwarnings("ignore:'pin_memory' argument is set as true but no accelerator:UserWarning")
-@pytest.mark.parametrize("code", ["TL101", "TL102", "TL302", "TL401", "TL501", "TL503", "TL601"])
+@pytest.mark.parametrize("code", ["TL101", "TL102", "TL201", "TL302", "TL401", "TL501", "TL503", "TL601"])
 def test_fixtures_skipped_here_still_agree_on_cpu(code, tmp_path, fixtures_root):
     """Run a shipped fixture with its hardware requirements lifted: it must run and agree on the CPU."""
-    shutil.copytree(os.path.join(ROOT, "fixtures", code), tmp_path / "lifted" / code)
+    shutil.copytree(os.path.join(ROOT, "torchlint", "bench", "fixtures", code), tmp_path / "lifted" / code)
     for side in ("before", "after"):
         path = tmp_path / "lifted" / code / f"{side}.py"
         path.write_text(re.sub(r"(?m)^REQUIRES_\w+ = .*$", "", path.read_text()))
     out_json = tmp_path / "bench.json"
     assert bench(code, "--repeat", "1", "--fixtures", tmp_path / "lifted", "--json", out_json) == 0
     [result] = json.loads(out_json.read_text())["results"]
-    assert (result["status"], result["outputs_match"]) == ("measured", True)
+    assert result["status"] == "measured", result
+    assert result["outputs_match"] is (None if result["kind"] == "correctness" else True)

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from torchlint.bench import timing  # noqa: E402
-from torchlint.bench.fixtures import Fixture  # noqa: E402
+from torchlint.bench.fixture import Fixture  # noqa: E402
 from torchlint.bench.harness import FAILED, MEASURED, SKIPPED, Machine, bench  # noqa: E402
 from torchlint.rules import RULES_BY_CODE  # noqa: E402
 
@@ -58,6 +58,7 @@ def loader_text(workers="", extra="", requires=""):
 
 
 HAND_FIX = ", num_workers=WORKERS"
+PARALLEL = "\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n"  # TL401: another rule's finding
 
 
 def write_pair(root, before, after, code="TL101", workload=None):
@@ -93,7 +94,7 @@ def test_consistent_pair_is_measured(tmp_path, run):
     assert result.lint_consistent and result.outputs_match
     assert result.timing.repeats == 3
     assert result.timing.before_s > 0 and result.timing.after_s > 0
-    assert result.timing.paired_min <= result.timing.speedup * 1.5
+    assert result.timing.paired_min <= result.timing.ratio * 1.5
     assert result.as_json()["speedup"] == pytest.approx(result.timing.before_s / result.timing.after_s)
 
 
@@ -128,6 +129,8 @@ def test_requirements_are_read_from_before(tmp_path, run):
         (module_text(MOVED), module_text("torch.arange(n, device=device) + 0"), "the fix of before.py differs"),
         (module_text(MOVED), module_text(FIXED) + "\n", "the fix of before.py differs"),
         ("import torch\nx = (", module_text(FIXED), "before.py cannot be linted"),
+        (module_text(MOVED, extra=PARALLEL), module_text(FIXED, extra=PARALLEL), "before.py is also flagged with TL401"),
+        (module_text(MOVED), module_text(FIXED, extra=PARALLEL), "after.py is flagged with TL401"),
     ],
 )
 def test_lint_inconsistency_fails_before_anything_runs(tmp_path, run, before, after, reason):
@@ -245,3 +248,65 @@ def test_workload_is_shared_by_both_sides_and_never_flagged(tmp_path, run):
     flagged = bench(TL101, str(tmp_path / "flagged"), machine, "small", 2)
     assert (flagged.status, flagged.lint_consistent) == (FAILED, False)
     assert flagged.reason == "workload.py is flagged with TL101 (line 11)"
+
+
+def test_a_cost_fixture_reports_what_the_fix_costs(tmp_path, run):
+    write_pair(tmp_path, module_text(MOVED, 'KIND = "cost"'), module_text(FIXED, 'KIND = "cost"'))
+    document = run().as_json()
+    assert (document["status"], document["kind"], document["speedup"]) == (MEASURED, "cost", None)
+    assert document["ratio"] == pytest.approx(document["before_s"] / document["after_s"])
+
+
+CORRECTNESS_AFTER = """
+
+def verdict(before, after):
+    return isinstance(before, ValueError) and after == [[0, 1, 2, 3], [4, 5, 6, 7]], f"before gave {type(before).__name__}"
+"""
+
+
+@pytest.mark.parametrize("before_end, holds", [("raise ValueError('strides')", True), ("return 1000", False)])
+def test_a_correctness_fixture_gets_a_verdict_and_no_timing(tmp_path, run, before_end, holds):
+    before = loader_text(requires='KIND = "correctness"',
+                         extra=f"\ndef step(data):\n    DataLoader(data, batch_size=4)\n    {before_end}\n")
+    write_pair(tmp_path, before, loader_text(HAND_FIX, CORRECTNESS_AFTER, 'KIND = "correctness"'), "TL501")
+    result = run(TL501)
+    assert result.timing is None and result.outputs_match is None
+    if holds:
+        assert (result.status, result.verdict) == (MEASURED, "before gave ValueError")
+    else:
+        assert result.status == FAILED and result.reason == "the fix does not hold: before gave int"
+
+
+SWEPT = """
+SWEEP = {"name": "n", "small": (10, 1000), "full": (10, 1000, 100000), "headline": 1000}
+
+
+def setup(device, size, n):
+    return n
+"""
+
+
+def test_a_sweep_measures_every_value_and_reports_its_headline(tmp_path, run):
+    write_pair(tmp_path, module_text(MOVED, extra=SWEPT), module_text(FIXED, extra=SWEPT))
+    result = run()
+    assert result.status == MEASURED and [point.value for point in result.points] == [10, 1000]
+    document = result.as_json()
+    assert document["sweep"]["name"] == "n" and [p["value"] for p in document["sweep"]["points"]] == [10, 1000]
+    assert document["before_s"] == result.points[1].timing.before_s
+
+
+def test_memory_is_measured_when_asked(tmp_path, run):
+    write_pair(tmp_path, module_text(MOVED, "MEMORY = True"), module_text(FIXED, "MEMORY = True"))
+    document = run().as_json()
+    assert document["status"] == MEASURED
+    assert document["before_bytes"] >= 1000 * 8 and document["after_bytes"] >= 1000 * 8
+
+
+@pytest.mark.parametrize("constant, reason", [
+    ('KIND = "faster"', "KIND must be one of"),
+    ('SWEEP = {"name": "n", "small": (1, 2), "full": (1, 2, 3), "headline": 3}', "SWEEP needs a name, values"),
+])
+def test_bad_protocol_constants_fail_with_a_reason(tmp_path, run, constant, reason):
+    write_pair(tmp_path, module_text(MOVED, constant), module_text(FIXED, constant))
+    result = run()
+    assert result.status == FAILED and reason in result.reason

@@ -24,7 +24,7 @@ def test_blocks_interleave_alternate_and_pair(monkeypatch):
         ("before", 2), ("after", 4), ("after", 4), ("before", 2), ("before", 2),
         ("after", 4), ("after", 4), ("before", 2), ("before", 2), ("after", 4),
     ]
-    assert (result.before_s, result.after_s, result.speedup) == (0.1, 0.05, 2.0)
+    assert (result.before_s, result.after_s, result.ratio) == (0.1, 0.05, 2.0)
     assert result.before_spread == pytest.approx((0.3 - 0.1) / 0.1)
     assert (result.paired_min, result.paired_max) == (pytest.approx(2.0), pytest.approx(3.0))
 

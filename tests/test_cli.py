@@ -172,7 +172,7 @@ def test_rules_and_explain(run_cli):
     rows = json.loads(run_cli("rules", "--format", "json").stdout)
     assert [row["code"] for row in rows[:4]] == ["TL001", "TL002", "TL003", "TL101"]
     assert {"code": "TL101", "name": "factory-without-device",
-            "summary": rows[3]["summary"], "fix": "safe"} == rows[3]
+            "summary": rows[3]["summary"], "fix": "safe", "preview": False} == rows[3]
     assert any(row["code"] == "TL501" and row["fix"] is None for row in rows)
     text = run_cli("explain", "tl101").stdout
     assert text.startswith("# TL101 factory-without-device")

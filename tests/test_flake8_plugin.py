@@ -79,7 +79,7 @@ def test_hot_functions_come_from_pyproject(tmp_path, monkeypatch):
     path.write_text("def train_one_batch(x):\n    return sum(x)\n")
 
     def run():
-        flake8_plugin._hot_functions.cache_clear()
+        flake8_plugin._settings.cache_clear()
         plugin = flake8_plugin.Plugin(None, path.read_text().splitlines(True), str(path))
         return [(line, col, text.split()[0]) for line, col, text, _ in plugin.run()]
 

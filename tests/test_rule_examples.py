@@ -70,7 +70,7 @@ def test_file_class_and_name_say_the_same_thing(rule):
     assert rule.__name__ == "".join(part.capitalize() for part in rule.name.split("-"))
     slug = rule.name.replace("-", "_")
     assert rule.source_file() == f"torchlint/rules/{rule.code.lower()}_{slug}.py"
-    assert os.path.isdir(os.path.join(ROOT, "fixtures", rule.code)), "every rule has a fixture pair"
+    assert os.path.isdir(os.path.join(ROOT, "torchlint", "bench", "fixtures", rule.code)), "every rule has a fixture pair"
 
 
 PAGES = {rule.code: lambda rule=rule: render(rule) for rule in ALL_RULES}

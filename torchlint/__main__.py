@@ -2,4 +2,5 @@
 
 from torchlint.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":  # not when a spawned process re-imports the main module (bench ranks)
+    raise SystemExit(main())

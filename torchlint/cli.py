@@ -64,6 +64,8 @@ def check_parser() -> argparse.ArgumentParser:
     selection.add_argument("--select", type=_codes, help="rule codes or prefixes to enable (comma-separated)")
     selection.add_argument("--extend-select", type=_codes, default=[], help="codes to enable on top of the selection")
     selection.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to disable")
+    selection.add_argument("--preview", action=argparse.BooleanOptionalAction, default=None,
+                           help="enable the rules in preview (default: `preview` in [tool.torchlint], else off)")
     output = parser.add_argument_group("output")
     output.add_argument("--output-format", "--format", choices=sorted(REPORTERS), default="text",
                         dest="output_format", help="output format (default: text; coloured on a terminal)")
@@ -183,6 +185,8 @@ def _settings(args: argparse.Namespace, near: Optional[str]) -> Settings:
                  "ignore": settings.ignore + tuple(args.ignore)}
     if args.select:
         overrides["select"] = tuple(args.select)
+    if args.preview is not None:
+        overrides["preview"] = args.preview
     return replace(settings, **overrides)
 
 
@@ -197,6 +201,7 @@ def _show_settings(settings: Settings, path: str) -> None:
         "per-file-ignores": {pattern: list(codes) for pattern, codes in settings.per_file_ignores},
         "exclude": list(settings.exclude),
         "hot-functions": sorted(settings.hot_functions),
+        "preview": settings.preview,
         f"enabled for {path}": enabled,
     }
     for key, value in rows.items():
@@ -328,24 +333,25 @@ def rules_command(argv: List[str]) -> int:
     parser = Parser(prog="torchlint rules", description="List every rule, and the codes the engine reports.")
     parser.add_argument("--output-format", "--format", choices=["text", "json"], default="text", dest="output_format")
     args = parser.parse_args(argv)
-    rows = [(code.code, code.name, code.fix, code.summary) for code in ENGINE_CODES.values()]
-    rows += [(rule.code, rule.name, rule.fix, rule.summary()) for rule in ALL_RULES]
+    rows = [(code.code, code.name, code.fix, False, code.summary) for code in ENGINE_CODES.values()]
+    rows += [(rule.code, rule.name, rule.fix, rule.preview, rule.summary()) for rule in ALL_RULES]
     if args.output_format == "json":
-        json.dump([{"code": code, "name": name, "summary": summary, "fix": fix} for code, name, fix, summary in rows],
-                  sys.stdout, indent=2)
+        json.dump([{"code": code, "name": name, "summary": summary, "fix": fix, "preview": preview}
+                   for code, name, fix, preview, summary in rows], sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_CLEAN
-    fixes = {code: FIX_LABELS[fix].split(" (")[0] for code, _, fix, _ in rows}
+    fixes = {code: FIX_LABELS[fix].split(" (")[0] for code, _, fix, _, _ in rows}
+    names = {code: f"{name} (preview)" if preview else name for code, name, _, preview, _ in rows}
     if not sys.stdout.isatty():  # one line per rule, nothing padded: for grep and cut
-        for code, name, _, summary in rows:
-            sys.stdout.write(f"{code}  {name:<34} {fixes[code]:<21} {summary}\n")
+        for code, _, _, _, summary in rows:
+            sys.stdout.write(f"{code}  {names[code]:<38} {fixes[code]:<21} {summary}\n")
         return EXIT_CLEAN
     from rich.console import Console
     from rich.table import Table
 
     table = Table("Code", "Name", "Fix", "Summary", box=None)
-    for code, name, _, summary in rows:
-        table.add_row(code, name, fixes[code], summary)
+    for code, _, _, _, summary in rows:
+        table.add_row(code, names[code], fixes[code], summary)
     Console().print(table)
     return EXIT_CLEAN
 

@@ -4,7 +4,7 @@ that cannot be read, a ``# noqa`` that suppresses nothing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, FrozenSet, List, Optional
 
 from torchlint.diagnostics import Diagnostic
 
@@ -87,6 +87,13 @@ def known_codes() -> List[str]:
     from torchlint.rules import RULES_BY_CODE
 
     return sorted([*ENGINE_CODES, *RULES_BY_CODE])
+
+
+def preview_codes() -> FrozenSet[str]:
+    """The codes of the rules in preview: reported only in preview mode."""
+    from torchlint.rules import ALL_RULES
+
+    return frozenset(rule.code for rule in ALL_RULES if rule.preview)
 
 
 def code_name(code: str) -> str:

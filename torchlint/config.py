@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
-from torchlint.codes import ENGINE_CODES
+from torchlint.codes import ENGINE_CODES, preview_codes
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,12 +31,16 @@ class Settings:
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     exclude: Tuple[str, ...] = ()
     hot_functions: FrozenSet[str] = frozenset()
+    preview: bool = False  # rules in preview are reported only when this is on
     root: str = field(default=".", compare=False)
     source: Optional[str] = field(default=None, compare=False)  # the pyproject.toml used
 
     def enabled(self, code: str, path: Optional[str] = None) -> bool:
         """ruff's rule: the most specific matching selector wins; ties go to ignore. An
-        opt-in code (TL003) counts as selected only where its full code is."""
+        opt-in code (TL003) counts as selected only where its full code is; a rule in preview
+        only in preview mode, as in ruff."""
+        if not self.preview and code in preview_codes():
+            return False
         selectors = self.select + self.extend_select
         if code in OPT_IN:
             selectors = tuple(selector for selector in selectors if selector == code)
@@ -126,6 +130,10 @@ def load_settings(pyproject: Optional[str], known_codes: Iterable[str]) -> Setti
             )
             for pattern, codes in values["per_file_ignores"]:
                 check_selectors(codes, known, f"{where}.{pattern}")
+        elif key == "preview":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: expected true or false, got {value!r}")
+            values["preview"] = value
         else:
             raise ConfigError(f"{pyproject}: [tool.torchlint]: unknown key '{key}'")
         if key in ("select", "extend-select", "ignore"):

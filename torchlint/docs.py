@@ -12,7 +12,7 @@ FIX_LABELS = {"safe": "safe fix available", "unsafe": "unsafe fix available (`--
 
 BENCHMARKS_INTRO = """# Benchmarks
 
-What `torchlint bench` measured for each rule's fixture pair (`fixtures/<CODE>/`): the
+What `torchlint bench` measured for each rule's fixture pair (`torchlint/bench/fixtures/<CODE>/`): the
 median time per call of `before.py` and `after.py`, and the speedup before / after. How
 the harness works and how to read the columns: [harness.md](harness.md).
 
@@ -23,6 +23,9 @@ fixture was `skipped` has no figure on that machine: its effect needs hardware t
 machine lacks, so it was not timed.
 """
 
+PREVIEW_NOTE = ("\n>\n> **Preview**: off unless preview mode is on (`--preview`, or `preview = true` in "
+                "`[tool.torchlint]`).")
+
 
 def render(rule: Type[Rule], documents: Optional[List[Document]] = None) -> str:
     """The rule's page (``docs/rules/<CODE>.md``, ``torchlint explain``)."""
@@ -30,7 +33,7 @@ def render(rule: Type[Rule], documents: Optional[List[Document]] = None) -> str:
     sections = [
         f"# {rule.code} {rule.name}",
         f"> {rule.message}\n>\n> Fix: {FIX_LABELS[rule.fix]}. Source: `{rule.source_file()}`; "
-        f"fixture: `fixtures/{rule.code}/`.",
+        f"fixture: `torchlint/bench/fixtures/{rule.code}/`." + (PREVIEW_NOTE if rule.preview else ""),
         f"## What it does\n\n{rule.what}",
         f"## Why is it slow\n\n{rule.why}",
         f"## Example\n\n```python\n{rule.example.source}```",

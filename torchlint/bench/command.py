@@ -16,7 +16,7 @@ from torchlint.usage import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, Parser
 
 
 def parser() -> Parser:
-    from torchlint.bench.fixtures import DEFAULT_ROOT
+    from torchlint.bench.fixture import DEFAULT_ROOT
 
     parser = Parser(prog="torchlint bench",
                      description="Check and time each rule's fixture pair (before.py, after.py).")

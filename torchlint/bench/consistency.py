@@ -1,5 +1,6 @@
-"""Lint consistency: before.py is flagged with the rule, after.py and workload.py are not, and
-fixing before.py gives after.py."""
+"""Lint consistency: the fixture isolates its rule. before.py is flagged with the rule's code
+and no other, after.py and workload.py with nothing (every rule runs), and fixing before.py
+gives after.py."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import difflib
 from typing import Optional, Type
 
 from torchlint.fixes import fix_text
-from torchlint.linter import LintResult, lint_text
+from torchlint.linter import lint_text
+from torchlint.rules import ALL_RULES
 from torchlint.rules.base import Rule
 
 
@@ -15,22 +17,22 @@ def lint_problem(rule: Type[Rule], before: str, after: str, workload: Optional[s
     """What is inconsistent between the rule and its fixture texts (``workload``: None when
     the fixture has no workload.py), or None."""
 
-    def lint(text: str, name: str) -> LintResult:
-        return lint_text(text, name, [rule])
-
     texts = {"before.py": before, "after.py": after, "workload.py": workload}
-    results = {name: lint(text, name) for name, text in texts.items() if text is not None}
+    results = {name: lint_text(text, name, ALL_RULES) for name, text in texts.items() if text is not None}
     for name, result in results.items():
         if result.errors or not result.parsed:
             return f"{name} cannot be linted: {(result.errors or [result.diagnostics[0].message])[0]}"
-    if not any(d.code == rule.code for d in results.pop("before.py").diagnostics):
+    before_codes = {d.code for d in results.pop("before.py").diagnostics}
+    if rule.code not in before_codes:
         return f"before.py is not flagged with {rule.code}"
+    if before_codes != {rule.code}:
+        return f"before.py is also flagged with {', '.join(sorted(before_codes - {rule.code}))}"
     for name, result in results.items():
-        flagged = [d.line for d in result.diagnostics if d.code == rule.code]
-        if flagged:
-            return f"{name} is flagged with {rule.code} (line {flagged[0]})"
+        if result.diagnostics:
+            d = result.diagnostics[0]
+            return f"{name} is flagged with {d.code} (line {d.line})"
     if rule.fix:
-        fixed = fix_text(before, lambda text: lint(text, "before.py"), unsafe=True).text
+        fixed = fix_text(before, lambda text: lint_text(text, "before.py", [rule]), unsafe=True).text
         if fixed != after:
             return f"the fix of before.py differs from after.py: {_first_difference(fixed, after)}"
     return None

@@ -26,9 +26,11 @@ def device_name(device: torch.device) -> str:
 
 
 def commit(directory: str) -> Optional[str]:
-    """The short hash of the git commit ``directory`` is checked out at, if it is in a checkout."""
+    """The short hash of the git commit ``directory`` is checked out at, if it is in a checkout,
+    with ``-dirty`` when the checkout has uncommitted changes."""
     try:
-        proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=directory, capture_output=True, text=True)
+        proc = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7", "--exclude=*"],
+                              cwd=directory, capture_output=True, text=True)
     except OSError:
         return None
     return (proc.stdout.strip() or None) if proc.returncode == 0 else None

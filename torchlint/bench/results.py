@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 DEVICE_KINDS = ("cpu", "cuda")  # one committed document each: results/<kind>.json
-COLUMNS = ("Rule", "Status", "Before", "After", "Speedup", "Paired range", "Outputs", "Lint", "Note")
+COLUMNS = ("Rule", "Kind", "Status", "Before", "After", "Effect", "Paired range", "Memory", "Outputs", "Lint", "Note")
 NOT_ON_GPU = "**GPU**: not yet measured on GPU (no GPU has been available to the project so far)."
 
 Document = Dict[str, Any]
@@ -47,20 +47,65 @@ def _yes_no(value: Optional[bool]) -> str:
     return "" if value is None else "yes" if value else "no"
 
 
+def effect(result: Dict[str, Any]) -> str:
+    """The headline figure in the words of its kind: a speedup (before / after), a fix's
+    cost (after / before), or a correctness verdict (in the note)."""
+    if result.get("ratio") is None:
+        return "see note" if result.get("verdict") else ""
+    if result.get("kind") == "cost":
+        return f"costs {1 / result['ratio']:.2f}x"
+    return f"{result['ratio']:.2f}x"
+
+
+def paired_range(result: Dict[str, Any]) -> str:
+    if result.get("ratio") is None:
+        return ""
+    low, high = result["paired_min"], result["paired_max"]
+    if result.get("kind") == "cost":
+        low, high = 1 / high, 1 / low
+    return f"{low:.2f}-{high:.2f}x"
+
+
+def megabytes(value: Optional[int]) -> str:
+    return "" if value is None else f"{value / 2**20:.1f} MiB"
+
+
+def memory(result: Dict[str, Any]) -> str:
+    if result.get("before_bytes") is None:
+        return ""
+    return f"{megabytes(result['before_bytes'])} -> {megabytes(result['after_bytes'])}"
+
+
 def row(result: Dict[str, Any]) -> List[str]:
     """One result as the cells of ``COLUMNS``."""
-    timed = result["speedup"] is not None
+    note = result.get("verdict") or result["reason"] or ""
     return [
         result["code"],
+        result.get("kind") or "",
         result["status"],
         seconds(result["before_s"]),
         seconds(result["after_s"]),
-        f"{result['speedup']:.2f}x" if timed else "",
-        f"{result['paired_min']:.2f}-{result['paired_max']:.2f}x" if timed else "",
+        effect(result),
+        paired_range(result),
+        memory(result),
         _yes_no(result["outputs_match"]),
         _yes_no(result["lint_consistent"]),
-        result["reason"] or "",
+        note,
     ]
+
+
+def sweep_line(result: Dict[str, Any]) -> Optional[str]:
+    """``TL502, epochs: 1 -> 1.10x, 2 -> 1.90x, ...`` for a swept fixture, else None."""
+    sweep = result.get("sweep")
+    if not sweep or not sweep["points"]:
+        return None
+    points = ", ".join(
+        f"{point['value']} -> {effect(dict(result, ratio=point['ratio']))}"
+        + (f" ({megabytes(point['before_bytes'])} -> {megabytes(point['after_bytes'])})"
+           if point.get("before_bytes") is not None else "")
+        for point in sweep["points"]
+    )
+    return f"{result['code']}, {sweep['name']}: {points} (the row reports {sweep['headline']})"
 
 
 def heading(document: Document) -> str:
@@ -91,6 +136,9 @@ def markdown(document: Document) -> str:
     ]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row(result)) + " |"
               for result in document["results"]]
+    sweeps = [line for line in map(sweep_line, document["results"]) if line]
+    if sweeps:
+        lines += ["", "Sweeps (each point measured like a row):", ""] + [f"- {line}" for line in sweeps]
     return "\n".join(lines) + "\n"
 
 
@@ -99,12 +147,18 @@ def _result(document: Document, code: str) -> Optional[Dict[str, Any]]:
 
 
 def _figure(document: Document, result: Dict[str, Any]) -> str:
-    where = f"**{'GPU' if document['device'] == 'cuda' else 'CPU'}** ({heading(document)[5:]}; {details(document)})"
-    if result["status"] == "measured":
-        return (f"{where}: **{result['speedup']:.2f}x** ({seconds(result['before_s'])} -> "
-                f"{seconds(result['after_s'])} per step, paired range "
-                f"{result['paired_min']:.2f}-{result['paired_max']:.2f}x).")
-    return f"{where}: {result['status']}, {result['reason']}."
+    where = f"**{'GPU' if document['device'] == 'cuda' else 'CPU'}** ({heading(document).split(': ', 1)[1]}; {details(document)})"
+    if result["status"] != "measured":
+        return f"{where}: {result['status']}, {result['reason']}."
+    if result.get("ratio") is None:  # a correctness verdict
+        return f"{where}: {result['verdict']}."
+    kind = "the fix costs" if result.get("kind") == "cost" else "speedup"
+    text = (f"{where}: {kind} **{effect(result).replace('costs ', '')}** ({seconds(result['before_s'])} -> "
+            f"{seconds(result['after_s'])} per step, paired range {paired_range(result)})")
+    if result.get("before_bytes") is not None:
+        text += f"; peak memory of a step {memory(result)}"
+    sweep = sweep_line(result)
+    return text + (f". Sweep: {sweep.split(', ', 1)[1]}." if sweep else ".")
 
 
 def measured(code: str, documents: List[Document]) -> str:
@@ -116,6 +170,6 @@ def measured(code: str, documents: List[Document]) -> str:
         paragraphs.append(NOT_ON_GPU)
     fixture = next((result.get("fixture") for _, result in found if result.get("fixture")), None)
     if fixture:
-        paragraphs.append(f"The fixture, `fixtures/{code}/`: {fixture}")
+        paragraphs.append(f"The fixture, `torchlint/bench/fixtures/{code}/`: {fixture}")
     paragraphs.append("How these are measured: [the harness](../harness.md); all runs: [benchmarks](../benchmarks.md).")
     return "\n\n".join(paragraphs)

@@ -31,7 +31,8 @@ class Timing:
     repeats: int
 
     @property
-    def speedup(self) -> float:
+    def ratio(self) -> float:
+        """Before / after: above 1 the after side is faster."""
         return self.before_s / self.after_s
 
 

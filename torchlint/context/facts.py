@@ -213,27 +213,58 @@ def takes_step(body: cst.CSTNode) -> bool:
 
 
 def evaluates_dataset(function: cst.FunctionDef, qualname: Callable) -> bool:
-    """Does a function loop over a dataset's batches (``for x, y in loader``) or run under
-    no-grad: an evaluation, not one call of a loss?"""
+    """Does a function loop over a dataset's batches (``for x, y in loader``,
+    ``for i, (x, y) in enumerate(loader)``, or any loop that feeds a model it is given:
+    ``model(batch)``), or run under no-grad: an evaluation, not one call of a loss? A loss
+    walking a list of predictions (``for i, p in enumerate(preds)``) is neither."""
+    parameters = _parameters(function)
     for node in _direct_nodes(function.body):
         if isinstance(node, cst.With) and any(
             isinstance(item.item, cst.Call) and qualname(item.item.func) in _NO_GRAD for item in node.items
         ):
             return True
-        if isinstance(node, cst.For) and isinstance(node.target, cst.Tuple) and _iterates_name(node.iter, qualname):
-            return True
+        if isinstance(node, cst.For):
+            iterated = _iterated_name(node.iter, qualname)
+            if iterated is not None and (
+                _unpacks_elements(node, qualname) or _calls_a_parameter(node.body, parameters - {iterated})
+            ):
+                return True
     return any(qualname(decorator.decorator) in _NO_GRAD or (
         isinstance(decorator.decorator, cst.Call) and qualname(decorator.decorator.func) in _NO_GRAD
     ) for decorator in function.decorators)
 
 
-def _iterates_name(iterable: cst.BaseExpression, qualname: Callable) -> bool:
-    """``loader``, ``enumerate(loader)``, ``tqdm(loader)``: a plain name's elements."""
+def _iterated_name(iterable: cst.BaseExpression, qualname: Callable) -> Optional[str]:
+    """``loader`` of ``loader``, ``enumerate(loader)``, ``tqdm(loader)``: the plain name whose
+    elements are walked, or None."""
     while isinstance(iterable, cst.Call) and iterable.args and qualname(iterable.func) != "builtins.zip":
         if qualname(iterable.func) == "builtins.range":
-            return False
+            return None
         iterable = iterable.args[0].value
-    return isinstance(iterable, cst.Name)
+    return iterable.value if isinstance(iterable, cst.Name) else None
+
+
+def _unpacks_elements(loop: cst.For, qualname: Callable) -> bool:
+    """``for x, y in loader`` / ``for i, (x, y) in enumerate(loader)``: each element is a tuple."""
+    target = loop.target
+    if isinstance(loop.iter, cst.Call) and qualname(loop.iter.func) == "builtins.enumerate":
+        if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+            return False
+        target = target.elements[1].value
+    return isinstance(target, (cst.Tuple, cst.List))
+
+
+def _parameters(function: cst.FunctionDef) -> Set[str]:
+    params = function.params
+    return {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+
+
+def _calls_a_parameter(body: cst.BaseSuite, parameters: Set[str]) -> bool:
+    """Does ``body`` call one of ``parameters`` itself (``model(x)``)?"""
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in parameters
+        for node in descendants(body)
+    )
 
 
 def debugging_flag(test: cst.BaseExpression) -> bool:

@@ -96,6 +96,7 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]
     message: ClassVar[str]
+    preview: ClassVar[bool] = False  # off unless preview mode is on (--preview, preview = true)
     fix: ClassVar[Optional[str]] = None  # the best fix it offers: "safe", "unsafe" or None (per finding: may be less)
     # The exception the code this rule finds raises, if it always raises (TL301: ValueError):
     # a fix that makes such code run changes nothing it could compute.

@@ -44,7 +44,7 @@ class TimingWithoutSync(Rule):
         "timer stopped without `torch.cuda.synchronize()`: CUDA kernels run asynchronously, so this "
         "measures how long launching took, not the GPU work"
     )
-    triggers = ("cuda",)
+    triggers = ("cuda", "device", "gpu")  # what `uses_cuda` looks for: CUDA, or a move to a device variable
     what = (
         "Finds a closing timestamp (`time.perf_counter() - start`, `end = time.time()`, also "
         "`time.monotonic` and `timeit.default_timer`, under any alias) taken after GPU work since "
@@ -159,6 +159,14 @@ class TimingWithoutSync(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import time
+            def timed_step(model, x, device):
+                x = x.to(device)
+                start = time.perf_counter()
+                model(x).sum().backward()
+                return time.perf_counter() - start  # expect: TL601
+        """),
         Invalid("""
             import time
             import torch
