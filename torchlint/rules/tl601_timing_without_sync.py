@@ -58,11 +58,12 @@ class TimingWithoutSync(Rule):
         "far, so at most the last few queued steps are missing from it."
     )
     why = (
-        "CUDA calls return as soon as the kernel is queued; the GPU runs it later. A timer around "
-        "unsynchronised GPU code therefore stops when the launches return, which can be 10 to 1000 "
-        "times earlier than when the work ends. The missing time is then charged to whatever "
-        "synchronises next (a `.item()`, a copy to the host, the data loader), so the profile "
-        "points at the wrong code and optimisations are judged on wrong numbers."
+        "CUDA calls return as soon as the kernel is queued; the GPU runs it later. A timer around"
+        " unsynchronised GPU code therefore stops when the launches return, long before the work "
+        "ends (the fixture's timer misses most of a forward and backward pass: *Measured* below)."
+        " The missing time is then charged to whatever synchronises next (a `.item()`, a copy to "
+        "the host, the data loader), so the profile points at the wrong code and optimisations "
+        "are judged on wrong numbers."
     )
     example = Invalid("""
         import time
