@@ -69,27 +69,23 @@ class Result:
         return point.timing if point else None
 
     def as_json(self) -> Dict[str, Any]:
-        point, timing = self.headline, self.timing
-        kind = self.protocol.kind if self.protocol else None
+        """The headline point's figures at the top level, and the whole sweep under ``sweep``."""
+        timing, kind = self.timing, self.protocol.kind if self.protocol else None
+        figures = (self.headline or Point()).as_json()
+        del figures["value"]
         return {
             "code": self.code,
             "kind": kind,
             "status": self.status,
             "reason": self.reason,
-            "before_s": timing.before_s if timing else None,
-            "after_s": timing.after_s if timing else None,
-            "ratio": timing.ratio if timing else None,  # before / after
+            **figures,  # before_s, after_s, ratio (before / after), paired range, peak memory
             "speedup": timing.ratio if timing and kind == "speedup" else None,
             "verdict": self.verdict,
             "outputs_match": self.outputs_match,
             "lint_consistent": self.lint_consistent,
             "before_spread": timing.before_spread if timing else None,
             "after_spread": timing.after_spread if timing else None,
-            "paired_min": timing.paired_min if timing else None,
-            "paired_max": timing.paired_max if timing else None,
             "repeats": timing.repeats if timing else None,
-            "before_bytes": point.before_bytes if point else None,
-            "after_bytes": point.after_bytes if point else None,
             "sweep": self.protocol.sweep_json([p.as_json() for p in self.points]) if self.protocol else None,
             "requires": asdict(self.protocol.requirements) if self.protocol else None,
             "fixture": self.fixture,
