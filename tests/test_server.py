@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from tests.conftest import checkout_env
+from torchlint.rules import RULES_BY_CODE
 
 pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
@@ -130,3 +131,14 @@ async def test_notebook_cells_get_their_own_diagnostics(client: LanguageClient, 
     assert [found(client, cell) for cell in cells] == [[], [("TL001", 0, 11, 11)], [("TL101", 0, 4, 18)]]
     [fix] = await actions_at(client, cells[2], 0, only=[types.CodeActionKind.QuickFix])
     assert apply(texts[2], fix.edit.changes[cells[2]]) == 'x = torch.zeros(3, device="cuda")\n'
+
+
+@pytest.mark.asyncio
+async def test_preview_rules_follow_the_projects_setting(client: LanguageClient, tmp_path):
+    transposed = RULES_BY_CODE["TL302"].example.source  # a preview rule's example
+    uri = await opened(client, tmp_path / "load.py", transposed)
+    assert found(client, uri) == []
+    (tmp_path / "preview").mkdir()
+    (tmp_path / "preview" / "pyproject.toml").write_text("[tool.torchlint]\npreview = true\n")
+    uri = await opened(client, tmp_path / "preview" / "load.py", transposed)
+    assert [code for code, *_ in found(client, uri)] == ["TL302"]
