@@ -41,7 +41,7 @@ class CausalSelfAttention(nn.Module):
         att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
         if attn_mask is not None:
             att = att.masked_fill(~attn_mask[:, None, None, :], torch.finfo(att.dtype).min)
-        y = F.softmax(att, dim=-1) @ v
+        y = F.softmax(att, dim=-1) @ v  # expect: TL801
         return self.proj(y.transpose(1, 2).contiguous().view(B, T, C))
 
 
@@ -84,7 +84,7 @@ class GPT(nn.Module):
         for _ in range(max_new_tokens):
             logits, _ = self(idx[:, -block_size:])
             probs = F.softmax(logits[:, -1, :] / temperature, dim=-1)
-            idx = torch.cat((idx, torch.multinomial(probs, num_samples=1)), dim=1)
+            idx = torch.cat((idx, torch.multinomial(probs, num_samples=1)), dim=1)  # expect: TL203
         return idx
 
 

@@ -2,8 +2,8 @@
 
 ``torchlint bench --json`` writes one document per run: the machine (device and its name,
 torch/CUDA versions, threads), the run (size, repeats, date, commit, command) and one
-result per rule. The documents committed under ``torchlint/bench/results/`` (one per
-device kind) are the only source of every figure in ``docs/benchmarks.md``, in each rule
+result per rule. The documents committed under ``torchlint/bench/results/`` (a full run
+per device kind, and runs of rules added since) are the only source of every figure in ``docs/benchmarks.md``, in each rule
 page's *Measured* section and in ``torchlint explain``. Reading them needs neither torch
 nor rich.
 """
@@ -15,7 +15,7 @@ import os
 from typing import Any, Dict, List, Optional
 
 RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-DEVICE_KINDS = ("cpu", "cuda")  # one committed document each: results/<kind>.json
+DEVICE_KINDS = ("cpu", "cuda")  # results/<kind>.json and results/<kind>-<part>.json
 COLUMNS = ("Rule", "Kind", "Status", "Before", "After", "Effect", "Paired range", "Memory", "Outputs", "Lint", "Note")
 NOT_ON_GPU = "**GPU**: not yet measured on GPU (no GPU has been available to the project so far)."
 
@@ -23,12 +23,14 @@ Document = Dict[str, Any]
 
 
 def committed(directory: str = RESULTS_DIR) -> List[Document]:
-    """The committed documents, CPU first; a device kind never measured has none."""
+    """The committed documents, CPU first: ``<kind>.json``, then any ``<kind>-<part>.json``
+    (a later run of some rules only); a device kind never measured has none."""
+    names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
     documents = []
     for kind in DEVICE_KINDS:
-        path = os.path.join(directory, f"{kind}.json")
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as handle:
+        parts = [name for name in names if name.startswith(f"{kind}-") and name.endswith(".json")]
+        for name in [f"{kind}.json"] * (f"{kind}.json" in names) + parts:
+            with open(os.path.join(directory, name), encoding="utf-8") as handle:
                 documents.append(json.load(handle))
     return documents
 

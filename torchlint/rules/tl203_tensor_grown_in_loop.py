@@ -1,0 +1,409 @@
+"""TL203 tensor-grown-in-loop: ``x = torch.cat([x, y])`` in a loop regrows the accumulator every iteration."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchlint.rules.base import Invalid, Rule, Valid
+from torchlint.syntax import dotted_name, keyword, literal_value, positional
+from torchlint.walker import descendants, iter_children
+
+_QUALNAMES = frozenset(f"torch.{name}" for name in "cat concat concatenate stack hstack vstack".split())
+_SMALL_TRIP_COUNT = 16  # `range(n)` with a literal n up to this is a fixed, small unrolling
+_ITERATION_WRAPPERS = frozenset({"builtins.enumerate", "builtins.zip", "builtins.reversed"})
+
+
+class TensorGrownInLoop(Rule):
+    code = "TL203"
+    name = "tensor-grown-in-loop"
+    message = (
+        "tensor regrown with torch.cat inside a loop: every iteration copies everything gathered so far "
+        "(quadratic); append the pieces to a list and concatenate once after the loop"
+    )
+    triggers = ("cat", "stack")
+    what = (
+        "Finds `x = torch.cat([x, y])` (also `torch.stack`, `hstack`, `vstack`, `concat`, `concatenate`, under "
+        "any import alias) inside a `for` or `while` loop, where the assigned name (or `self.<attribute>`) is "
+        "itself one of the joined tensors and is carried to the next iteration: the loop body neither "
+        "transforms it back to a fixed size (`x = self.fuse(x)`, `x = x[-k:]`) nor replaces it with a fresh "
+        "value (`x = layer(h)`) before the next join; a fresh value in one branch of an `if` whose other branch "
+        "joins is the accumulator's first piece (`if first: x = y` / `else: x = torch.cat([x, y])`). "
+        "Loops with a small fixed trip count are left alone: "
+        "`range` over literals (up to 16 iterations) or over `self.<attribute>` configuration "
+        "(`range(1, self.scales - 1)` in a Res2Net block), or a literal tuple or list. A loop over a module's "
+        "layers is reported (a DenseNet block regrows its features once per layer)."
+    )
+    why = (
+        "`torch.cat` allocates a new tensor and copies every input into it. When one input is the "
+        "accumulator, iteration k copies the k pieces gathered so far, so n iterations copy about n^2/2 "
+        "pieces instead of n, and the allocator is asked for a new, larger block every iteration. "
+        "Collecting the pieces in a Python list and joining them once after the loop copies each piece once."
+    )
+    example = Invalid("""
+        import torch
+
+        def generate(model, tokens, steps):
+            for _ in range(steps):
+                next_token = model(tokens)[:, -1:].argmax(-1)
+                tokens = torch.cat([tokens, next_token], dim=1)  # expect: TL203
+            return tokens
+    """)
+    use_instead = Valid("""
+        import torch
+
+        def generate(model, tokens, steps):
+            pieces = [tokens]
+            for _ in range(steps):
+                next_token = model(torch.cat(pieces, dim=1))[:, -1:].argmax(-1)  # or a KV cache
+                pieces.append(next_token)
+            return torch.cat(pieces, dim=1)
+    """)
+    fix_safety = (
+        "No fix: the alternative (append each piece to a list and `torch.cat` the list once after the loop, or "
+        "preallocate the full tensor and write slices into it) changes how the loop body reads the running "
+        "tensor, which it often does (a decoder that feeds back everything generated so far). Not reported "
+        "for a single `torch.cat(parts)` after the loop, for a join of fresh pieces that does not include the "
+        "target, for a join assigned to a name that is replaced each iteration (U-Net skip concatenations "
+        "`x = torch.cat([x, skip])` followed by `x = block(x)`, a buffer trimmed back with `x = x[-k:]`), "
+        "for a join whose result is indexed or reduced before it is assigned (`torch.cat([x, y]).topk(k)`), "
+        "and for loops with a small fixed trip count."
+    )
+    valid = (
+        Valid("""
+            import torch
+            def embed(model, loader):
+                feats = []
+                for x in loader:
+                    feats.append(model(x))
+                return torch.cat(feats)
+        """),
+        Valid("""
+            import torch
+            class Up(nn.Module):
+                def forward(self, x, skips):
+                    for block, skip in zip(self.blocks, skips):
+                        x = torch.cat([x, skip], dim=1)
+                        x = block(x)
+                    return x
+        """),
+        Valid("""
+            import torch
+            class Recurrent(nn.Module):
+                def forward(self, x, keyframes):
+                    feat = x.new_zeros(x.shape)
+                    for i in range(x.shape[1]):
+                        if i in keyframes:
+                            feat = torch.cat([feat, keyframes[i]], dim=1)
+                            feat = self.fusion(feat)
+                        feat = self.trunk(torch.cat([x[:, i], feat], dim=1))
+                    return feat
+        """),
+        Valid("""
+            import torch
+            class PointHead(nn.Module):
+                def forward(self, fine, coarse):
+                    x = torch.cat([fine, coarse], dim=1)
+                    for fc in self.fcs:
+                        x = fc(x)
+                        x = torch.cat((x, coarse), dim=1)
+                    return self.logits(x)
+        """),
+        Valid("""
+            import torch
+            class Neck(nn.Module):
+                def forward(self, feats):
+                    out = self.detect(feats[-1])
+                    for i, x in enumerate(feats[:-1]):
+                        tmp = self.convs[i](out)
+                        tmp = torch.cat((tmp, x), 1)
+                        out = self.detects[i](tmp)
+                    return out
+        """),
+        Valid("""
+            import torch
+            def best_models(draw, rounds, keep):
+                kept_support = torch.zeros(0)
+                kept = torch.zeros(0, 3, 3)
+                while rounds > 0:
+                    models, support = draw()
+                    kept_support, order = torch.cat([kept_support, support]).topk(keep)
+                    kept = torch.cat([kept, models])[order]
+                    rounds -= 1
+                return kept
+        """),
+        Valid("""
+            import torch
+            def sliding(model, x, steps, window):
+                buf = x
+                for _ in range(steps):
+                    buf = torch.cat([buf, model(buf)[:, -1:]], dim=1)
+                    buf = buf[:, -window:]
+                return buf
+        """),
+        Valid("""
+            import torch
+            class Res2Block(nn.Module):
+                def forward(self, x):
+                    spx = torch.split(x, self.width, 1)
+                    out = sp = self.convs[0](spx[0])
+                    for i in range(1, self.scales - 1):
+                        sp = self.convs[i](sp + spx[i])
+                        out = torch.cat((out, sp), 1)
+                    return out
+        """),
+        Valid("""
+            import torch
+            def pyramid(x):
+                for scale in (2, 4, 8):
+                    x = torch.cat([x, x[:, :, ::scale]], dim=2)
+                return x
+        """),
+        Valid("""
+            import torch
+            def three(x, f):
+                for _ in range(3):
+                    x = torch.cat([x, f(x)], dim=1)
+                return x
+        """),
+        Valid("""
+            import torch
+            def sample(model, image, cond, timesteps, guidance):
+                for t in timesteps:
+                    if guidance:
+                        model_input = torch.cat([image] * 2)
+                    else:
+                        model_input = image
+                    if cond is not None:
+                        model_input = torch.cat([model_input, cond], dim=1)
+                    image = model(model_input, t)
+                return image
+        """),
+        Valid("""
+            import torch
+            def swav(outputs_per_crop, queue):
+                codes = []
+                for i in range(len(outputs_per_crop)):
+                    with torch.no_grad():
+                        outputs = outputs_per_crop[i].detach()
+                        if queue is not None:
+                            outputs = torch.cat((outputs, queue[i]))
+                    codes.append(outputs)
+                return codes
+        """),
+        Valid("""
+            import torch
+            def split(reference, other, pick):
+                while len(other):
+                    idx = pick(other)
+                    other = torch.cat([other[:idx], other[idx + 1:]], dim=0)
+                return other
+        """),
+        Valid("""
+            import torch
+            def documents(seq_lens):
+                ids = []
+                for lens in seq_lens:
+                    doc = torch.cat([torch.full((n,), i) for i, n in enumerate(lens)])
+                    ids.append(doc)
+                return torch.stack(ids)
+        """),
+        Valid("""
+            import torch
+            def pad(x, n):
+                x = torch.cat([x, x.new_zeros(n)])
+                return x
+        """),
+    )
+    invalid = (
+        Invalid("""
+            import torch
+            class DenseBlock(nn.Module):
+                def forward(self, x):
+                    for layer in self.layers:
+                        x = torch.cat([x, layer(x)], 1)  # expect: TL203
+                    return x
+        """),
+        Invalid("""
+            import torch
+            def kmeans_pp(x, k):
+                centroids = x[:1]
+                for _ in range(k - 1):
+                    d = torch.cdist(x, centroids).min(dim=1).values
+                    centroids = torch.cat((centroids, x[torch.multinomial(d, 1)]), dim=0)  # expect: TL203
+                return centroids
+        """),
+        Invalid("""
+            import torch as th
+            def add_noise(noise, noise_len, lengths):
+                while th.any(noise_len < lengths):
+                    prepend = noise[:, : noise_len.min()]
+                    noise = th.cat((prepend, noise), axis=1)  # expect: TL203
+                    noise_len += noise_len.min()
+                return noise
+        """),
+        Invalid("""
+            import torch
+            class Decoder(nn.Module):
+                def infer(self, memory, steps):
+                    first = True
+                    for _ in range(steps):
+                        mel, gate = self.decode(memory)
+                        if first:
+                            mels, gates = mel.unsqueeze(0), gate
+                            first = False
+                        else:
+                            mels = torch.cat((mels, mel.unsqueeze(0)), dim=0)  # expect: TL203
+                            gates = torch.cat((gates, gate), dim=0)  # expect: TL203
+                    return mels, gates
+        """),
+        Invalid("""
+            from torch import cat
+            def generate(model, idxs_all, n_words):
+                for _ in range(n_words):
+                    idx = model(idxs_all).argmax(-1)
+                    idxs = idxs_all = cat([idxs_all, idx[None]])  # expect: TL203
+                return idxs
+        """),
+        Invalid("""
+            import torch
+            def decode(step, mask, n):
+                for _ in range(n):
+                    if mask is not None:
+                        mask = torch.cat(  # expect: TL203
+                            [mask, torch.ones(mask.shape[0], 1)], dim=-1
+                        )
+                    step(mask)
+                return mask
+        """),
+        Invalid("""
+            import torch
+            class Buffer:
+                def fill(self, batches):
+                    for batch in batches:
+                        self.scores = torch.vstack([self.scores, batch])  # expect: TL203
+        """),
+        Invalid("""
+            import torch
+            def stitch(segments):
+                out = torch.zeros(0)
+                for i, seg in enumerate(segments):
+                    out = torch.concat([out, seg[1:] if i else seg])  # expect: TL203
+                return out
+        """),
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.qualname(node.func) not in _QUALNAMES:
+            return
+        assign = self.ctx.parent
+        scope = self.ctx.scope
+        if not (isinstance(assign, cst.Assign) and assign.value is node and scope.kind == "loop"):
+            return
+        joined = _joined_keys(node)
+        target = next((key for key in _target_keys(assign) if key in joined), None)
+        loop = scope.node
+        if target is not None and self._in_body(loop) and not _fixed_trip_count(self.ctx, loop):
+            if _carried(loop, target, assign):
+                self.report(node)
+
+    def _in_body(self, loop: cst.CSTNode) -> bool:
+        """Is the visited node in ``loop``'s body (not its iterable or ``else``)?"""
+        ancestors = self.ctx.ancestors
+        for index in range(len(ancestors) - 1, 0, -1):
+            if ancestors[index - 1] is loop:
+                return ancestors[index] is loop.body
+        return False
+
+
+def _joined_keys(call: cst.Call) -> frozenset:
+    """The dotted names listed as pieces in ``torch.cat([a, self.b, f(c)])``: {"a", "self.b"}."""
+    pieces = keyword(call, "tensors")
+    args = positional(call)
+    pieces = pieces.value if pieces is not None else args[0].value if args else None
+    if not isinstance(pieces, (cst.List, cst.Tuple)):
+        return frozenset()
+    return frozenset(filter(None, (dotted_name(element.value) for element in pieces.elements)))
+
+
+def _target_keys(assign: cst.Assign) -> Iterator[str]:
+    """The dotted names an assignment rebinds (``a``, ``self.b``; in tuples too)."""
+    for target in assign.targets:
+        yield from _keys(target.target)
+
+
+def _keys(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _keys(element.value)
+    else:
+        key = dotted_name(target)
+        if key is not None:
+            yield key
+
+
+def _mentions(node: cst.CSTNode, key: str) -> bool:
+    return any(
+        isinstance(inner, (cst.Name, cst.Attribute)) and dotted_name(inner) == key for inner in descendants(node)
+    )
+
+
+def _carried(loop: cst.CSTNode, key: str, join: cst.Assign) -> bool:
+    """Does the joined value of ``key`` reach the next iteration as it is? Not if the body
+    rebinds ``key`` from itself (a fusion back to fixed width, a trim) or from something else
+    (a fresh value every iteration, a flush), except for the accumulator's first piece: a
+    fresh value in one branch of an ``if`` whose other branch joins
+    (``if first: x = y`` / ``else: x = torch.cat([x, y])``)."""
+    stack: list = [(child, ()) for child in iter_children(loop.body)]
+    while stack:
+        node, branches = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node is not join and node.value is not None:
+            targets = _target_keys(node) if isinstance(node, cst.Assign) else _keys(node.target)
+            if key in targets and not (isinstance(node.value, cst.Call) and key in _joined_keys(node.value)):
+                if _mentions(node.value, key) or not any(
+                    _holds(statement, join) and not _holds(branch, join) for statement, branch in branches
+                ):
+                    return False
+        if isinstance(node, cst.If):
+            stack.append((node.test, branches))
+            stack.extend((branch, (*branches, (node, branch))) for branch in (node.body, node.orelse) if branch)
+        else:
+            stack.extend((child, branches) for child in iter_children(node))
+    return True
+
+
+def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return any(inner is node for inner in descendants(root))
+
+
+def _fixed_trip_count(ctx, loop: cst.CSTNode) -> bool:
+    """Does ``loop`` run a small number of times fixed by the code: ``range`` over literals
+    (at most ``_SMALL_TRIP_COUNT`` iterations) or ``self.<attribute>`` configuration
+    (``range(1, self.scales - 1)``), or a literal tuple or list, also under ``enumerate``/``zip``?"""
+    if not isinstance(loop, cst.For):
+        return False
+    iterable = loop.iter
+    while isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) in _ITERATION_WRAPPERS and iterable.args:
+        iterable = iterable.args[0].value
+    if isinstance(iterable, (cst.Tuple, cst.List, cst.Set)):
+        return True
+    if not (isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) == "builtins.range"):
+        return False
+    bounds = [arg.value for arg in iterable.args]
+    values = [literal_value(bound) for bound in bounds]
+    if all(isinstance(value, int) for value in values) and 1 <= len(values) <= 3 and values[2:] != [0]:
+        return len(range(*values)) <= _SMALL_TRIP_COUNT
+    return all(_fixed_bound(bound) for bound in bounds)
+
+
+def _fixed_bound(node: cst.BaseExpression) -> bool:
+    """A range bound made of literals and ``self`` attributes, numbers set when the module was
+    built (``self.scales - 1``)."""
+    if isinstance(node, cst.BinaryOperation):
+        return _fixed_bound(node.left) and _fixed_bound(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return _fixed_bound(node.expression)
+    return isinstance(literal_value(node), int) or (dotted_name(node) or "").startswith("self.")

@@ -1,0 +1,710 @@
+"""TL801 manual-attention: softmax(q @ k^T) @ v written by hand where SDPA computes the same."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from torchlint.rules.base import Invalid, Rule, Valid
+from torchlint.syntax import dotted_name, keyword, method_call, positional
+
+_SOFTMAX = frozenset({"torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax"})
+_PRODUCTS = frozenset({"torch.matmul", "torch.bmm"})
+_CASTS = frozenset({"float", "half", "bfloat16", "to", "type", "type_as", "contiguous"})
+# Steps between q @ k^T and the softmax that an `attn_mask` or `scale` carries.
+_SCORE_METHODS = frozenset({"masked_fill", "masked_fill_", "add", "add_", "mul", "mul_", "div", "div_"}) | _CASTS
+_BIAS_WORDS = frozenset({"pos", "bias", "mask", "position", "positional"})
+_METADATA = frozenset({"dtype", "shape", "device", "size", "ndim", "dim"})
+_WEIGHT_WORDS = frozenset({"weights", "attn", "attention", "attentions", "attns"})
+_ASKING_WORDS = frozenset({"need", "output", "return", "save", "store", "keep", "vis", "visualize"})
+_TRANSPARENT_AUG = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
+_Path = Tuple[Tuple[int, int], ...]  # (id of an `if`, id of the branch taken) from the outside in
+
+
+@dataclass
+class _Binding:
+    order: int
+    value: Optional[cst.BaseExpression]  # None: unknown, or an augmented step when `step`
+    path: _Path
+    step: bool = False  # `name += bias`, `name *= scale`
+
+
+@dataclass
+class _Attention:
+    """A softmax over q @ k^T whose weights are being followed to the value product."""
+
+    call: cst.Call
+    function: cst.CSTNode
+    dim: int
+    weights: Dict[str, Tuple[bool, _Path]] = field(default_factory=dict)  # name -> (held transposed, where bound)
+    pending: Dict[int, Tuple[str, bool]] = field(default_factory=dict)  # id(Assign) -> the name it binds
+    scores: Set[str] = field(default_factory=set)  # names of the scores, which must not be read again
+    products: int = 0
+    spoiled: bool = False
+
+
+def _int(node: Optional[cst.BaseExpression]) -> Optional[int]:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _int(node.expression)
+        return None if inner is None else -inner
+    return int(node.value) if isinstance(node, cst.Integer) else None
+
+
+def _words(name: Optional[str]) -> Set[str]:
+    return set(name.rsplit(".", 1)[-1].lower().split("_")) if name else set()
+
+
+def _einsum_spec(call: cst.Call) -> Optional[Tuple[List[str], str]]:
+    """The operands' and the output's subscripts of ``torch.einsum("..", a, b)``."""
+    args = positional(call)
+    if len(args) != 3 or not isinstance(args[0].value, cst.SimpleString):
+        return None
+    spec = str(args[0].value.evaluated_value).replace(" ", "")
+    if "->" not in spec:
+        return None
+    inputs, output = spec.split("->")
+    return inputs.split(","), output
+
+
+def _contracted(subscripts: str, output: str, dim: int) -> bool:
+    """Does an einsum sum over dimension ``dim`` of the operand with these ``subscripts``?"""
+    if "..." in subscripts:
+        if dim >= 0:
+            return False
+        subscripts = subscripts.replace("...", "")
+    if not -len(subscripts) <= dim < len(subscripts):
+        return False
+    return subscripts[dim] not in output
+
+
+def _exclusive(one: _Path, other: _Path) -> bool:
+    """Are the two places in different branches of the same ``if``?"""
+    taken = dict(one)
+    return any(taken.get(node, branch) != branch for node, branch in other)
+
+
+def _fused_branch(test: cst.BaseExpression) -> Optional[bool]:
+    """For ``if test:`` choosing between a fused path and a fallback: True when the body is
+    the fused one (``hasattr(F, "scaled_dot_product_attention")``, ``self.fused_attn``),
+    False when the ``else`` is, None when the test says nothing about it."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _fused_branch(test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Call) and dotted_name(test.func) == "hasattr":
+        return any(
+            isinstance(arg.value, cst.SimpleString) and "scaled_dot_product_attention" in arg.value.value
+            for arg in test.args
+        ) or None
+    return True if "fused" in _words(dotted_name(test)) else None
+
+
+def _stops(statement: cst.BaseSmallStatement) -> bool:
+    """``raise ...`` or ``assert False``: nothing after it in the block runs."""
+    if isinstance(statement, cst.Assert):
+        return isinstance(statement.test, cst.Name) and statement.test.value == "False"
+    return isinstance(statement, cst.Raise)
+
+
+def _weights_flag(test: cst.BaseExpression) -> bool:
+    """``if need_weights:``, ``if self.save_attn:``, ``output_attentions and ...``."""
+    if isinstance(test, cst.BooleanOperation):
+        return _weights_flag(test.left) or _weights_flag(test.right)
+    words = _words(dotted_name(test))
+    return not _WEIGHT_WORDS.isdisjoint(words) and not _ASKING_WORDS.isdisjoint(words)
+
+
+class ManualAttention(Rule):
+    code = "TL801"
+    name = "manual-attention"
+    triggers = ("softmax",)
+    message = (
+        "attention written as softmax(q @ k^T) @ v materialises the (L x L) weights; "
+        "use F.scaled_dot_product_attention (fused kernels)"
+    )
+    what = (
+        "Finds a softmax (`torch.softmax`, `F.softmax`, `.softmax(dim=-1)`, an `nn.Softmax(dim=-1)` "
+        "attribute) of a product of two tensors (`q @ k.transpose(-2, -1)`, "
+        "`k.mT`, `torch.matmul`, `torch.bmm`, a two-operand `torch.einsum`), scaled by a multiplication "
+        "or division, with an additive mask or bias, `masked_fill` or a cast before the softmax, "
+        "whose weights, after an optional dropout or cast, are multiplied once by the values "
+        "(`@`, `matmul`, `bmm`, `einsum`) over the dimension the softmax normalised (the last one "
+        "for `attn @ v`, the one before it for `v @ attn` or `torch.bmm(v, attn)`). The steps are "
+        "followed through assignments in the same function (`attn = q @ k.mT`, `attn *= scale`, "
+        "`attn = attn.softmax(-1)`, `attn = self.drop(attn)`, `out = attn @ v`)."
+    )
+    why = (
+        "Written by hand, attention runs as separate kernels (the product, scaling, masking, softmax, "
+        "dropout, the second product), each reading and writing the full (L x S) score matrix per "
+        "head, and autograd keeps it for the backward pass: memory and time grow with the square of "
+        "the sequence length. `F.scaled_dot_product_attention` computes the same result with fused "
+        "kernels (flash or memory-efficient attention on GPUs, a fused kernel on the CPU) that never "
+        "store the whole matrix."
+    )
+    example = Invalid("""
+        import math
+        import torch
+        from torch import nn
+
+        class SelfAttention(nn.Module):
+            def forward(self, q, k, v, mask):  # (batch, heads, length, head_dim)
+                scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+                scores = scores.masked_fill(~mask, float("-inf"))
+                attn = torch.softmax(scores, dim=-1)  # expect: TL801
+                return self.dropout(attn) @ v
+    """)
+    use_instead = Valid("""
+        import torch.nn.functional as F
+        from torch import nn
+
+        class SelfAttention(nn.Module):
+            def forward(self, q, k, v, mask):  # mask: True where attention is allowed
+                return F.scaled_dot_product_attention(
+                    q, k, v, attn_mask=mask, dropout_p=self.dropout.p if self.training else 0.0
+                )
+    """)
+    fix_safety = (
+        "No fix. An exact rewrite needs what one file does not show: that q, k and v have the "
+        "layout SDPA takes ((..., L, E), (..., S, E), (..., S, Ev); a product written `q^T @ k` or "
+        "`v @ attn^T` needs transposes), that the scale is the one applied (`scale=`, 1 where none "
+        "is), that a mask is boolean with True meaning keep (`masked_fill(~m, -inf)` is "
+        "`attn_mask=m`; `masked_fill(m, -inf)` needs `~m`) or an additive float bias (including "
+        "relative position biases), and that the dropout module's `p` applies only in training "
+        "(`dropout_p=self.drop.p if self.training else 0.0`). Not reported when the weights are "
+        "used otherwise (returned, stored on `self`, passed to a hook, multiplied twice), except "
+        "under a flag that asks for them (`if need_weights:`, `if self.save_attn:`); when the "
+        "scores are read again (one score matrix for both directions); for a softmax over another "
+        "dimension than the one the values are summed over; for scores passed through anything "
+        "SDPA cannot carry (`tanh` soft-capping, a margin in the denominator, a flattened map); for "
+        "softmaxes not over a product (logits, attention pooling over a linear score); and in the "
+        "fallback branch of code that already calls SDPA (`if hasattr(F, "
+        "\"scaled_dot_product_attention\")`, `if self.fused_attn:`) or after `assert False`."
+    )
+    valid = (
+        Valid("""
+            import torch
+            class Attention(nn.Module):
+                def forward(self, q, k, v):
+                    attn = (q @ k.transpose(-2, -1)) * self.scale
+                    attn = attn.softmax(dim=-1)
+                    out = attn @ v
+                    return out, attn
+        """),
+        Valid("""
+            import torch
+            class Attention(nn.Module):
+                def forward(self, q, k, v):
+                    attn = torch.softmax(q @ k.mT * self.scale, dim=-1)
+                    self.attn_map = attn
+                    return attn @ v
+        """),
+        Valid("""
+            import torch
+            class Attention(nn.Module):
+                def forward(self, q, k, v):
+                    attn = torch.softmax(q @ k.mT, dim=-1)
+                    for hook in self.hooks:
+                        hook(attn)
+                    return attn @ v
+        """),
+        Valid("""
+            import torch.nn.functional as F
+            class Classifier(nn.Module):
+                def forward(self, x):
+                    probs = F.softmax(self.head(x), dim=-1)
+                    return probs @ self.class_embeddings
+        """),
+        Valid("""
+            import torch
+            class Attention(nn.Module):
+                def forward(self, q, k, v):
+                    attn = torch.softmax(q @ k.transpose(-2, -1), dim=1)
+                    return attn @ v
+        """),
+        Valid("""
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def forward(self, q, k, v):
+                    return F.scaled_dot_product_attention(q, k, v, scale=self.scale)
+        """),
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def forward(self, q, k, v):
+                    if hasattr(F, "scaled_dot_product_attention"):
+                        return F.scaled_dot_product_attention(q, k, v)
+                    else:
+                        attn = (q @ k.transpose(-2, -1) * self.scale).softmax(dim=-1)
+                        return attn @ v
+        """),
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+            class Attention(nn.Module):
+                def forward(self, q, k, v):
+                    if self.fused_attn:
+                        x = F.scaled_dot_product_attention(q, k, v)
+                    else:
+                        attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+                        x = attn @ v
+                    return x
+        """),
+        Valid("""
+            import torch
+            class Attention(nn.Module):
+                def forward(self, q, k, v):
+                    assert False, "only the fused path is supported"
+                    attn = (q @ k.transpose(-2, -1)).softmax(dim=-1)
+                    return attn @ v
+        """),
+        Valid("""
+            import torch
+            def prototype_probabilities(queries, prototypes, temperature):
+                return torch.softmax(torch.matmul(queries, prototypes.T) / temperature, dim=1)
+        """),
+        Valid("""
+            import torch
+            class Gemma(nn.Module):
+                def forward(self, q, k, v, mask):
+                    scores = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+                    if self.softcapping is not None:
+                        scores = scores / self.softcapping
+                        scores = torch.tanh(scores)
+                        scores = scores * self.softcapping
+                    scores = scores + mask
+                    scores = torch.softmax(scores.float(), dim=-1).type_as(q)
+                    return torch.matmul(scores, v)
+        """),
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+            class CrossAttention(nn.Module):
+                def forward(self, a, b, va, vb):
+                    sim = torch.einsum("bhid,bhjd->bhij", a, b)
+                    attn01 = F.softmax(sim, dim=-1)
+                    attn10 = F.softmax(sim.transpose(-2, -1), dim=-1)
+                    m0 = torch.einsum("bhij,bhjd->bhid", attn01, vb)
+                    m1 = torch.einsum("bhji,bhjd->bhid", attn10.transpose(-2, -1), va)
+                    return m0, m1
+        """),
+        Valid("""
+            import torch
+            class Manet(nn.Module):
+                def forward(self, q, k, v):
+                    b = q.shape[0]
+                    energy = torch.bmm(q, k)
+                    attn = torch.softmax(energy.view(b, -1), dim=-1).view_as(energy)
+                    return torch.bmm(v, attn)
+        """),
+        Valid("""
+            import torch
+            class Matcher(nn.Module):
+                def forward(self, f0, f1):
+                    sim = torch.einsum("nlc,nsc->nls", f0, f1) / self.temperature
+                    conf = torch.softmax(sim, 1) * torch.softmax(sim, 2)
+                    return conf
+        """),
+        Valid("""
+            import torch
+            class Pool(nn.Module):
+                def forward(self, x):
+                    weights = torch.softmax(self.score(x), dim=1)
+                    return (weights * x).sum(dim=1)
+        """),
+        Valid("""
+            import torch
+            class Tagger(nn.Module):
+                def forward(self, x):
+                    probs = torch.softmax(x @ self.weight.T, dim=-1)
+                    return probs
+        """),
+    )
+    invalid = (
+        Invalid("""
+            import torch
+            class Attention(nn.Module):
+                def forward(self, x):
+                    q, k, v = self.qkv(x).unbind(0)
+                    attn = q @ k.transpose(-2, -1)
+                    attn = attn * self.scale
+                    attn = attn.softmax(dim=-1)  # expect: TL801
+                    attn = self.attn_drop(attn)
+                    return (attn @ v).transpose(1, 2)
+        """),
+        Invalid("""
+            import torch
+            import torch.nn.functional as F
+            def attention(q, k, v, mask, p, training):
+                scores = torch.matmul(q, k.transpose(-2, -1)) / q.size(-1) ** 0.5
+                scores = scores.masked_fill(mask == 0, -1e9)
+                weights = F.dropout(F.softmax(scores, dim=-1), p, training)  # expect: TL801
+                return torch.matmul(weights, v)
+        """),
+        Invalid("""
+            import torch
+            class Window(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.softmax = nn.Softmax(dim=-1)
+                def forward(self, q, k, v, bias, mask):
+                    attn = q @ k.transpose(-2, -1)
+                    attn = attn + bias
+                    if mask is not None:
+                        attn = attn + mask
+                        attn = self.softmax(attn)  # expect: TL801
+                    else:
+                        attn = self.softmax(attn)  # expect: TL801
+                    attn = self.attn_drop(attn)
+                    return attn @ v
+        """),
+        Invalid("""
+            import torch
+            class Vit(nn.Module):
+                def forward(self, q, k, v):
+                    att = torch.einsum("bhqd, bhkd -> bhqk", q, k) * self.scale
+                    att = att.softmax(dim=-1)  # expect: TL801
+                    return torch.einsum("bhqk,bhkd->bhqd", att, v)
+        """),
+        Invalid("""
+            import torch
+            class MHA(nn.Module):
+                def forward(self, q, k, v, attn_mask, need_weights):
+                    w = torch.bmm(q, k.transpose(1, 2))
+                    w += attn_mask
+                    w_float = torch.softmax(w, dim=-1)  # expect: TL801
+                    w = w_float.type_as(w)
+                    out = torch.bmm(self.dropout(w), v)
+                    weights = None
+                    if need_weights:
+                        weights = w_float.mean(dim=0)
+                    return out, weights
+        """),
+        Invalid("""
+            import torch
+            class PSA(nn.Module):
+                def forward(self, q, k, v):
+                    attn = ((q * self.scale).transpose(-2, -1) @ k).softmax(dim=-1)  # expect: TL801
+                    return v @ attn.transpose(-2, -1)
+        """),
+        Invalid("""
+            import torch
+            import torch.nn.functional as F
+            class SelfAttention2d(nn.Module):
+                def forward(self, f, g, h):
+                    beta = F.softmax(torch.bmm(f.transpose(1, 2), g), dim=1)  # expect: TL801
+                    return torch.bmm(h, beta)
+        """),
+    )
+
+    def __init__(self, ctx, sink) -> None:
+        super().__init__(ctx, sink)
+        self._history: Dict[Tuple[int, str], List[_Binding]] = {}  # (id(function), name) -> bindings
+        self._order = 0
+        self._open: List[_Attention] = []
+
+    # ---- the softmax -------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        found = self._softmax(node)
+        if found is None:
+            return
+        scores, dim = found
+        ctx = self.ctx
+        if ctx.in_definition() or ctx.in_rare_path() or ctx.in_export_branch() or self._fallback():
+            return
+        if not self._reaches_product(scores, self._order + 1, self._path(), 0):
+            return
+        attention = _Attention(node, ctx.scope.function.node, dim)
+        attention.scores = {name.value for name in self._operands(scores)}
+        self._follow(attention, node, ctx.ancestors, False)
+        if not attention.spoiled:
+            self._open.append(attention)
+
+    def _softmax(self, node: cst.Call) -> Optional[Tuple[cst.BaseExpression, int]]:
+        """The input and the dimension of a softmax call."""
+        func = node.func
+        name = self.ctx.qualname(func)
+        args = positional(node)
+        dim = keyword(node, "dim")
+        if name in _SOFTMAX or (name is None and dotted_name(func) in ("F.softmax", "torch.softmax")):
+            if not args:
+                return None
+            source, dim_value = args[0].value, dim.value if dim else (args[1].value if len(args) > 1 else None)
+        elif (
+            isinstance(func, cst.Attribute) and "softmax" in func.attr.value.lower()
+            and dotted_name(func.value) == "self" and len(args) == 1
+        ):
+            module = self.ctx.attribute_value(func.attr.value)
+            if not isinstance(module, cst.Call) or (
+                self.ctx.qualname(module.func) or dotted_name(module.func) or ""
+            ).rsplit(".", 1)[-1] != "Softmax":
+                return None
+            dim = keyword(module, "dim")
+            source, dim_value = args[0].value, dim.value if dim else next((a.value for a in positional(module)), None)
+        elif method_call(node, "softmax") is not None and name is None:
+            source, dim_value = func.value, dim.value if dim else (args[0].value if args else None)
+        else:
+            return None
+        value = _int(dim_value)
+        return None if value is None else (source, value)
+
+    def _fallback(self) -> bool:
+        """In the branch that runs when the fused path does not, or after ``assert False``."""
+        ancestors = self.ctx.ancestors
+        for index, node in enumerate(ancestors[:-1]):
+            branch = ancestors[index + 1]
+            if isinstance(node, cst.If) and (branch is node.body or branch is node.orelse):
+                fused = _fused_branch(node.test)
+                if fused is not None and fused != (branch is node.body):
+                    return True
+            if isinstance(node, cst.IndentedBlock):
+                for statement in node.body:
+                    if statement is branch:
+                        break
+                    if isinstance(statement, cst.SimpleStatementLine) and any(
+                        _stops(small) for small in statement.body
+                    ):
+                        return True
+        return False
+
+    # ---- the scores: back from the softmax to q @ k^T ----------------------------------------
+    def _product(self, node: cst.BaseExpression) -> Optional[str]:
+        """"mm", "bmm" or "einsum" for a product of two tensors."""
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.MatrixMultiply):
+            return "mm"
+        if not isinstance(node, cst.Call):
+            return None
+        name = self.ctx.qualname(node.func)
+        if name in _PRODUCTS and len(positional(node)) == 2:
+            return "bmm" if name == "torch.bmm" else "mm"
+        if name == "torch.einsum" and _einsum_spec(node) is not None:
+            return "einsum"
+        method = method_call(node, "matmul", "bmm")
+        if method is not None and name is None and len(positional(node)) == 1:
+            return "bmm" if method.attr.value == "bmm" else "mm"
+        return None
+
+    def _operands(self, node: cst.BaseExpression) -> List[cst.Name]:
+        """The names a chain of scoring steps starts from (``attn`` in ``attn * s + bias``)."""
+        if isinstance(node, cst.Name):
+            return [node]
+        return [name for inner in self._inputs(node) for name in self._operands(inner)]
+
+    def _reaches_product(self, node: cst.BaseExpression, order: int, path: _Path, depth: int) -> bool:
+        if depth > 16:
+            return False
+        if self._product(node) is not None:
+            return True
+        if not isinstance(node, cst.Name):
+            return any(
+                self._reaches_product(inner, order, path, depth + 1)
+                for inner in self._inputs(node)
+            )
+        found = self._source(node.value, order, path)
+        return found is not None and self._reaches_product(found.value, found.order, found.path, depth + 1)
+
+    def _inputs(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
+        """What a step between the product and the softmax works on: scaling, an additive
+        mask or bias (also from a helper, ``add_rel_pos(attn, q)``), ``masked_fill``, a cast,
+        a reshape that keeps the rows (``view(b, h, n, n)``, not ``view(b, -1)``)."""
+        if isinstance(node, cst.BinaryOperation):
+            if isinstance(node.operator, (cst.Multiply, cst.Add)):
+                return [node.left, node.right]
+            return [node.left] if isinstance(node.operator, (cst.Divide, cst.Subtract)) else []
+        method = method_call(node, *_SCORE_METHODS, "view", "reshape")
+        if method is not None:
+            args = positional(node)
+            flattens = method.attr.value in ("view", "reshape") and (not args or _int(args[-1].value) == -1)
+            return [] if flattens else [method.value]
+        if isinstance(node, cst.Call) and not _BIAS_WORDS.isdisjoint(_words(dotted_name(node.func))):
+            return [arg.value for arg in positional(node)]
+        return []
+
+    def _source(self, name: str, order: int, path: _Path) -> Optional[_Binding]:
+        """The assignment ``name`` was last bound by before ``order``, seen from ``path``:
+        assignments in the other branch of an enclosing ``if`` never ran; one in a branch
+        that may have run must be a scoring step of the same name (``if mask is not None:
+        attn = attn + mask``); ``attn += bias`` is one."""
+        for binding in reversed(self._history.get((id(self.ctx.scope.function.node), name), ())):
+            if binding.order >= order:
+                continue
+            if _exclusive(path, binding.path):
+                continue  # the other branch of an `if` around here
+            if binding.step:
+                continue
+            if binding.value is None:
+                return None
+            if set(binding.path) <= set(path):
+                return binding
+            if name not in {operand.value for operand in self._operands(binding.value)}:
+                return None  # a conditional step that SDPA may not carry (`torch.tanh`)
+        return None
+
+    def _path(self) -> _Path:
+        ancestors = self.ctx.ancestors
+        return tuple(
+            (id(node), id(ancestors[index + 1]))
+            for index, node in enumerate(ancestors[:-1])
+            if isinstance(node, cst.If)
+        )
+
+    # ---- the weights: forward from the softmax to the value product ----------------------------------
+    def _follow(self, attention: _Attention, node: cst.BaseExpression, ancestors, transposed: bool) -> None:
+        """Where the weights ``node`` go: through dropout and casts, into the value product
+        (counted), to a name (followed), or anywhere else (the attention is spoiled)."""
+        child: cst.CSTNode = node
+        index = len(ancestors) - 1
+        while index >= 0:
+            parent = ancestors[index]
+            if isinstance(parent, cst.Attribute) and parent.value is child:
+                holder = ancestors[index - 1] if index else None
+                if parent.attr.value == "mT":
+                    transposed, child, index = not transposed, parent, index - 1
+                    continue
+                if not isinstance(holder, cst.Call) or holder.func is not parent:
+                    break
+                method = parent.attr.value
+                if method in _CASTS:
+                    child, index = holder, index - 2
+                    continue
+                if method == "transpose" and self._flips(holder):
+                    transposed, child, index = not transposed, holder, index - 2
+                    continue
+                if method in ("matmul", "bmm") and self._product(holder):
+                    self._count(attention, "bmm" if method == "bmm" else "mm", 0, transposed)
+                    return
+                break
+            if isinstance(parent, cst.Arg) and parent.value is child and parent.keyword is None:
+                call = ancestors[index - 1] if index else None
+                if not isinstance(call, cst.Call):
+                    break
+                args = positional(call)
+                position = next((i for i, arg in enumerate(args) if arg is parent), -1)
+                kind = self._product(call)
+                if kind == "einsum":
+                    self._count_einsum(attention, call, position - 1, transposed)
+                    return
+                if kind is not None and position in (0, 1):
+                    self._count(attention, kind, position, transposed)
+                    return
+                func = dotted_name(call.func) or ""
+                if position == 0 and (
+                    self.ctx.qualname(call.func) == "torch.nn.functional.dropout" or "drop" in func.rsplit(".", 1)[-1]
+                ):
+                    child, index = call, index - 2
+                    continue
+                break
+            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.MatrixMultiply):
+                self._count(attention, "mm", 0 if parent.left is child else 1, transposed)
+                return
+            if (
+                isinstance(parent, cst.Assign) and parent.value is child and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)
+            ):
+                attention.pending[id(parent)] = (parent.targets[0].target.value, transposed)
+                return
+            break
+        attention.spoiled = True
+
+    @staticmethod
+    def _flips(call: cst.Call) -> bool:
+        """``.transpose(-2, -1)`` (or ``(1, 2)`` of a batch of matrices)."""
+        dims = {_int(arg.value) for arg in positional(call)}
+        return dims in ({-2, -1}, {1, 2})
+
+    def _count(self, attention: _Attention, kind: str, position: int, transposed: bool) -> None:
+        """A value product: the softmax must normalise the dimension it sums over."""
+        summed = (-1 if position == 0 else -2) if not transposed else (-2 if position == 0 else -1)
+        dim = attention.dim - 3 if kind == "bmm" and attention.dim >= 0 else attention.dim
+        attention.products += 1
+        attention.spoiled |= dim != summed
+
+    def _count_einsum(self, attention: _Attention, call: cst.Call, operand: int, transposed: bool) -> None:
+        inputs, output = _einsum_spec(call)
+        attention.products += 1
+        attention.spoiled |= transposed or not (0 <= operand < len(inputs)) or not _contracted(
+            inputs[operand], output, attention.dim
+        )
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if not self._open:
+            return
+        parent = self.ctx.parent
+        if (
+            isinstance(parent, cst.AssignTarget)
+            or (isinstance(parent, cst.Attribute) and (parent.attr is node or parent.attr.value in _METADATA))
+            or (isinstance(parent, cst.Arg) and parent.keyword is node)
+        ):
+            return
+        function = self.ctx.scope.function.node
+        for attention in self._open:
+            if attention.function is not function or attention.spoiled or any(
+                ancestor is attention.call for ancestor in self.ctx.ancestors
+            ):
+                continue
+            if node.value in attention.weights:
+                if not self._optional_use() and not _exclusive(attention.weights[node.value][1], self._path()):
+                    self._follow(attention, node, self.ctx.ancestors, attention.weights[node.value][0])
+            elif node.value in attention.scores and not self._optional_use() and method_call(
+                self.ctx.ancestors[-2] if len(self.ctx.ancestors) > 1 else None, "type_as"
+            ) is None:
+                attention.spoiled = True
+
+    def _optional_use(self) -> bool:
+        """A use only under a flag that asks for the weights, or in an assertion or error path."""
+        if self.ctx.in_rare_path():
+            return True
+        ancestors = self.ctx.ancestors
+        return any(
+            isinstance(node, (cst.If, cst.IfExp)) and ancestors[index + 1] is node.body and _weights_flag(node.test)
+            for index, node in enumerate(ancestors[:-1])
+        )
+
+    # ---- bindings ----------------------------------------------------------------
+    def _bind(self, name: str, value: Optional[cst.BaseExpression], step: bool = False) -> None:
+        self._order += 1
+        key = (id(self.ctx.scope.function.node), name)
+        self._history.setdefault(key, []).append(_Binding(self._order, value, self._path(), step))
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        names = [target.target.value for target in node.targets if isinstance(target.target, cst.Name)]
+        for name in names:
+            self._bind(name, node.value if len(node.targets) == 1 else None)
+        for target in node.targets:
+            if isinstance(target.target, (cst.Tuple, cst.List)):
+                for element in target.target.elements:
+                    if isinstance(element.value, cst.Name):
+                        self._bind(element.value.value, None)
+                        names.append(element.value.value)
+        path = self._path()
+        for attention in self._open:
+            bound = attention.pending.pop(id(node), None)
+            for name in names:
+                if name in attention.weights and not _exclusive(attention.weights[name][1], path):
+                    del attention.weights[name]  # rebound, unless in the other branch of an `if`
+                attention.scores.discard(name)
+            if bound is not None:
+                attention.weights[bound[0]] = (bound[1], path)
+
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            name = node.target.value
+            self._bind(name, None, isinstance(node.operator, _TRANSPARENT_AUG))
+            for attention in self._open:
+                if name in attention.weights:
+                    attention.spoiled = True
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._close(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._close(node)
+
+    def _close(self, function: cst.CSTNode) -> None:
+        if not self._open:
+            return
+        for attention in self._open:
+            if attention.function is function and not attention.spoiled and attention.products == 1:
+                self.report(attention.call)
+        self._open = [attention for attention in self._open if attention.function is not function]
