@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 jsonschema = pytest.importorskip("jsonschema")
 
 from torchlint.bench import timing  # noqa: E402
+from torchlint.bench.results import committed  # noqa: E402
 from torchlint.bench.command import main  # noqa: E402
 from torchlint.linter import lint_text  # noqa: E402
 from torchlint.rules import ALL_RULES  # noqa: E402
@@ -187,3 +188,11 @@ def test_fixtures_skipped_here_still_agree_on_cpu(code, tmp_path, fixtures_root)
     [result] = json.loads(out_json.read_text())["results"]
     assert result["status"] == "measured", result
     assert result["outputs_match"] is (None if result["kind"] == "correctness" else True)
+
+
+def test_committed_documents_full_runs_first_then_later_parts(tmp_path):
+    for name in ("cuda-new-rules.json", "cuda.json", "cpu.json", "notes.txt"):
+        (tmp_path / name).write_text(json.dumps({"name": name}))
+    assert [document["name"] for document in committed(str(tmp_path))] == [
+        "cpu.json", "cuda.json", "cuda-new-rules.json"]
+    assert committed(str(tmp_path / "missing")) == []
