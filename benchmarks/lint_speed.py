@@ -94,7 +94,7 @@ def main() -> None:
     source = ensure_corpus(args.cache, args.wheels)
     files = python_files(source)
     lines = count_lines(files)
-    torchlint = [sys.executable, "-m", "torchlint", "--exit-zero", "--preview", source]
+    torchlint = [sys.executable, "-m", "torchlint", "--exit-zero", source]
     with tempfile.TemporaryDirectory(prefix="torchlint-bench-cache-") as cache_dir:
         parallel = [*torchlint, "--jobs", str(args.jobs), "--cache-dir", cache_dir]
         results = [

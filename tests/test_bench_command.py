@@ -176,7 +176,7 @@ def test_shipped_fixture_texts_isolate_their_rule(code):
 
 
 @pytest.mark.filterwarnings("ignore:'pin_memory' argument is set as true but no accelerator:UserWarning")
-@pytest.mark.parametrize("code", ["TL101", "TL102", "TL201", "TL204", "TL302", "TL401", "TL501", "TL503", "TL601"])
+@pytest.mark.parametrize("code", ["TL101", "TL102", "TL201", "TL204", "TL302", "TL401", "TL501", "TL503", "TL601", "TL802", "TL803"])
 def test_fixtures_skipped_here_still_agree_on_cpu(code, tmp_path, fixtures_root):
     """Run a shipped fixture with its hardware requirements lifted: it must run and agree on the CPU."""
     shutil.copytree(os.path.join(ROOT, "torchlint", "bench", "fixtures", code), tmp_path / "lifted" / code)

@@ -1,8 +1,10 @@
-"""One process per device, for fixtures whose fix is ``DistributedDataParallel``.
+"""Fixture code in processes of its own: one per device for a fix that is
+``DistributedDataParallel`` (TL401), or one per side where a setting is process-wide and
+cached (TL802: ``cudnn.benchmark`` and cuDNN's plans).
 
 ``Ranks(path, world, device_type, size)`` spawns ``world`` processes. Each loads the
-fixture's workload.py from ``path`` (spawned processes cannot import the harness's
-fixture modules by name), joins a process group (NCCL on CUDA, Gloo on the CPU), calls
+module at ``path`` (spawned processes cannot import the harness's fixture modules by name;
+its folder goes on ``sys.path``, so ``import workload`` finds the fixture's), joins a process group (NCCL on CUDA, Gloo on the CPU), calls
 ``rank_setup(rank, world, device, size)`` once and then ``rank_step(state)`` for every
 ``Ranks.step()``, which returns rank 0's output. The processes stop when the ``Ranks`` is
 garbage collected or the harness exits.
@@ -13,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import socket
+import sys
 import weakref
 from typing import Any, List
 
@@ -55,7 +58,8 @@ class Ranks:
 
 def _rank_main(path, rank, world, device_type, size, port, commands, results) -> None:
     try:
-        spec = importlib.util.spec_from_file_location("torchlint_rank_workload", path)
+        sys.path.insert(0, os.path.dirname(path))
+        spec = importlib.util.spec_from_file_location("torchlint_rank_module", path)
         workload = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(workload)
         os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))

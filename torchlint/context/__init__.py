@@ -88,6 +88,10 @@ class FileContext:
         """Has ``name`` been bound so far in the current function (a parameter or assignment)?"""
         return name in self._here.kinds
 
+    def bound_names(self) -> FrozenSet[str]:
+        """The names bound so far in the current function."""
+        return frozenset(self._here.kinds)
+
     def value_of(
         self, name: str, before: Optional[cst.BaseExpression] = None
     ) -> Optional[cst.BaseExpression]:

@@ -10,7 +10,7 @@ the receiver of a method it is passed to) or reaches something else.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, FrozenSet, Optional, Sequence
 
 import libcst as cst
 
@@ -313,6 +313,18 @@ class FactoryMeetsDeviceTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            import torch.nn.functional as F
+
+            def alignment_loss(log_p, lengths):
+                total = 0.0
+                for b in range(log_p.shape[0]):
+                    target = torch.arange(1, lengths[b] + 1)  # expect: TL102
+                    cur = F.log_softmax(log_p[b, :, : lengths[b] + 1], dim=-1)
+                    total = total + (cur[:, target] * 1.0).sum()
+                return total
+        """),  # no fix: `cur` is first bound after the factory, so `cur.device` would fail
+        Invalid("""
+            import torch
             class M(nn.Module):
                 def forward(self, x):
                     mask = torch.ones(x.shape[0])  # expect: TL102
@@ -425,7 +437,8 @@ class FactoryMeetsDeviceTensor(Rule):
 
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
-        # (function, name) -> (factory call, the expression the name was assigned, its indentation)
+        # (function, name) -> (factory call, the expression the name was assigned, its indentation,
+        # the names bound when the factory ran)
         self._stored = {}
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -433,11 +446,12 @@ class FactoryMeetsDeviceTensor(Rule):
             return
         flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname)
         if flow.meets is not None:
-            self._flag(node, flow.meets, self.ctx.indentation())
+            self._flag(node, flow.meets, self.ctx.indentation(), self.ctx.bound_names())
             return
         target = assigned_name(flow.parent, flow.top)
         if target is not None:
-            self._stored[(self.ctx.scope.function, target)] = (node, flow.top, self.ctx.indentation())
+            self._stored[(self.ctx.scope.function, target)] = (
+                node, flow.top, self.ctx.indentation(), self.ctx.bound_names())
 
     def visit_Name(self, node: cst.Name) -> None:
         if not self._stored:
@@ -449,7 +463,7 @@ class FactoryMeetsDeviceTensor(Rule):
             return
         flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname)
         if flow.meets is not None:
-            self._flag(stored[0], flow.meets, stored[2])
+            self._flag(stored[0], flow.meets, stored[2], stored[3])
 
     def _builds_on_host(self, node: cst.Call) -> bool:
         factory = host_factory(self.ctx, node)
@@ -473,10 +487,12 @@ class FactoryMeetsDeviceTensor(Rule):
             data = data.value
         return _is_shape(data) and self.ctx.tensor_kind(data) == NOT
 
-    def _flag(self, factory: cst.Call, meets: cst.BaseExpression, indentation) -> None:
+    def _flag(self, factory: cst.Call, meets: cst.BaseExpression, indentation, bound: FrozenSet[str]) -> None:
+        """Report ``factory``; the fix names a tensor's device only if that name was bound
+        where the factory runs (``bound``), not first assigned after it."""
         name = _device_name(meets, self.ctx.array_like)
         fix = ()
-        if name is not None:
+        if name is not None and name.value in bound:
             fixed = with_keyword(factory, "device", attribute(cst.Name(name.value), "device"))
             fix = (Replacement(factory, code_in_block(self.ctx.module, fixed, indentation)),)
         self.report(factory, replacements=fix, hot_when=in_model_code)

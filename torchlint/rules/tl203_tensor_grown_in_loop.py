@@ -22,7 +22,7 @@ class TensorGrownInLoop(Rule):
         "tensor regrown with torch.cat inside a loop: every iteration copies everything gathered so far "
         "(quadratic); append the pieces to a list and concatenate once after the loop"
     )
-    triggers = ("cat", "stack")
+    triggers = ("cat(", "stack(", "concatenate(")
     what = (
         "Finds `x = torch.cat([x, y])` (also `torch.stack`, `hstack`, `vstack`, `concat`, `concatenate`, under "
         "any import alias) inside a `for` or `while` loop, where the assigned name (or `self.<attribute>`) is "

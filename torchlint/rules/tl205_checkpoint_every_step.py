@@ -25,7 +25,7 @@ class CheckpointEveryStep(Rule):
         "save every N steps (`if step % save_every == 0`), once per epoch, or on a new best"
     )
     preview = True  # the accuracy benchmark holds no positive for it yet: its precision is unmeasured
-    triggers = ("save",)
+    triggers = ("save(",)
     what = (
         "Finds `torch.save(...)` directly inside the per-step loop of training code, with no `if` around it: "
         "a loop whose own body takes an optimisation step (`loss.backward()`, `optimizer.step()`), or a loop "

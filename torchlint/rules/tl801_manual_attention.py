@@ -422,8 +422,11 @@ class ManualAttention(Rule):
             self._open.append(attention)
 
     def _softmax(self, node: cst.Call) -> Optional[Tuple[cst.BaseExpression, int]]:
-        """The input and the dimension of a softmax call."""
+        """The input and the dimension of a softmax call (every spelling ends in "softmax")."""
         func = node.func
+        called = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if "softmax" not in called.lower():
+            return None
         name = self.ctx.qualname(func)
         args = positional(node)
         dim = keyword(node, "dim")

@@ -1,0 +1,430 @@
+"""TL701 eval-without-no-grad: an evaluation loop that runs the model with autograd recording."""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Set, Tuple
+
+import libcst as cst
+
+from torchlint.context import Scope
+from torchlint.context.scopes import STEP_METHODS, is_training_step_call
+from torchlint.rules.base import Invalid, Rule, Valid
+from torchlint.syntax import dotted_name, literal_value, positional
+from torchlint.walker import descendants, iter_children
+
+# Context managers and decorators that turn autograd off: torch's own, and the wrappers
+# packages build on them (ultralytics' `smart_inference_mode`, monai's `eval_mode`).
+_NO_GRAD = re.compile(r"(^|_)(no_grad|inference_mode|eval_mode)$")
+# A function that evaluates or predicts: `evaluate`, `validate_epoch`, `predict_proba`, `run_inference`.
+_EVAL_FUNCTION = re.compile(
+    r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|val|test|predict|prediction|inference|infer)(_|$)"
+)
+# Lightning runs these (and their hooks) with grad disabled; `test_*` functions are tests.
+_NOT_EVAL = re.compile(r"^(test_|on_(validation|test|predict)_)|_epoch_end$")
+_MODEL = frozenset({"model", "net", "network"})
+# Methods that show a loop handles tensors: where nothing put a model in eval mode, a callable
+# named `model` may be a high-level predictor (`YOLO(path)`) that turns grad off itself.
+_TENSOR_METHODS = frozenset("to cuda cpu detach numpy item argmax softmax float unsqueeze".split())
+_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+class EvalWithoutNoGrad(Rule):
+    code = "TL701"
+    name = "eval-without-no-grad"
+    message = (
+        "evaluation loop runs the model with autograd on: each forward records a graph and keeps its "
+        "activations alive; wrap it in `torch.no_grad()` or `torch.inference_mode()`"
+    )
+    triggers = ("eval", "valid", "test", "predict", "infer")
+    what = (
+        "Finds a `for`/`while` loop that calls a model (the object put in eval mode, or one named `model`, "
+        "`net` or `network`) in evaluation code: after `model.eval()` in the same function, or in a "
+        "function named for evaluation (`evaluate`, `validate`, `test`, `predict`, `inference`, ...), with "
+        "no `torch.no_grad()`/`torch.inference_mode()`/`torch.set_grad_enabled(False)` around it, on the "
+        "function, or around a call of the function elsewhere in the file. Functions that need gradients "
+        "(`.backward()`, `torch.autograd.grad`, `requires_grad_()`, an optimizer step, `torch.enable_grad()`), "
+        "Lightning's `validation_step`/`test_step`/`predict_step` (Lightning disables grad itself) and test "
+        "code are not reported. Where nothing was put in eval mode, the loop must also handle tensors (a "
+        "`torch` call, `.to(device)`, `.cpu()`, `.detach()`, ...): a callable named `model` may be a "
+        "high-level predictor that manages grad mode itself."
+    )
+    why = (
+        "`model.eval()` changes how dropout and batch normalisation behave; it does not turn autograd off. "
+        "While grad mode is on, every operation on parameters that require grad records a node in the "
+        "autograd graph and saves the tensors its backward would need, and they stay alive for as long as "
+        "the output is referenced. An evaluation loop never calls `backward()`, so that bookkeeping is pure "
+        "overhead: more memory at the peak (activations of the whole forward instead of one layer at a "
+        "time), and more time to record the graph. Under `torch.no_grad()` nothing is recorded; "
+        "`torch.inference_mode()` also skips the version counters of the tensors it makes."
+    )
+    example = Invalid("""
+        import torch
+
+        def evaluate(model, loader):
+            model.eval()
+            correct = 0
+            for x, y in loader:  # expect: TL701
+                correct += (model(x).argmax(1) == y).sum().item()
+            return correct
+    """)
+    use_instead = Valid("""
+        import torch
+
+        @torch.no_grad()
+        def evaluate(model, loader):
+            model.eval()
+            correct = 0
+            for x, y in loader:
+                correct += (model(x).argmax(1) == y).sum().item()
+            return correct
+    """)
+    fix_safety = (
+        "No fix is offered: it would wrap the loop in a new `with` block and indent it. Of the two wraps, "
+        "`torch.no_grad()` is the safe one; a tensor made under `torch.inference_mode()` cannot be used in "
+        "autograd later (saving it for backward raises), so inference mode is only right where the outputs "
+        "never reach training code. Either changes what callers see if they back-propagate through the "
+        "returned outputs, which this rule cannot see across files."
+    )
+    valid = (
+        Valid("""
+            import torch
+            def evaluate(model, loader):
+                model.eval()
+                with torch.no_grad():
+                    for x, y in loader:
+                        out = model(x)
+        """),
+        Valid("""
+            import torch
+            @torch.inference_mode()
+            def predict(self, loader):
+                self.network.eval()
+                return [self.network(x) for x in loader] + [self.network(x) for x in loader]
+        """),
+        Valid("""
+            import torch
+            def validate(self, loader):
+                self.model.eval()
+                for batch in loader:
+                    with torch.no_grad():
+                        out = self.model(batch)
+                    self.log(out)
+        """),
+        Valid("""
+            import torch
+            def _eval_loop(model, loader):
+                model.eval()
+                for x in loader:
+                    yield model(x)
+
+            @torch.inference_mode()
+            def evaluate(model, loader):
+                return list(_eval_loop(model, loader))
+        """),
+        Valid("""
+            import torch
+            class Trainer:
+                def validate_epoch(self, loader):
+                    self.model.eval()
+                    for batch in loader:
+                        self.model(batch)
+
+                def fit(self):
+                    for epoch in range(10):
+                        self.train_epoch()
+                        with torch.no_grad():
+                            self.validate_epoch(self.val_loader)
+        """),
+        Valid("""
+            import torch
+            class Classifier(LightningModule):
+                def validation_step(self, batch, batch_idx):
+                    for x in batch:
+                        self.model(x)
+        """),
+        Valid("""
+            import torch
+            def pgd_attack(model, images, labels, steps):
+                model.eval()
+                for _ in range(steps):
+                    images.requires_grad_()
+                    loss = F.cross_entropy(model(images), labels)
+                    grad = torch.autograd.grad(loss, images)[0]
+                    images = images + alpha * grad.sign()
+        """),
+        Valid("""
+            import torch
+            def saliency(model, loader):
+                model.eval()
+                for x, y in loader:
+                    x.requires_grad_(True)
+                    model(x)[0, y].backward()
+                    maps.append(x.grad.abs())
+        """),
+        Valid("""
+            import torch
+            def test_time_adaptation(model, optimizer, loader):
+                model.eval()
+                for x in loader:
+                    loss = entropy(model(x))
+                    loss.backward()
+                    optimizer.step()
+        """),
+        Valid("""
+            import torch
+            def train(model, loader, optimizer):
+                model.eval()
+                for x, y in loader:
+                    loss = criterion(model(x), y)
+                    loss.backward()
+                    optimizer.step()
+        """),
+        Valid("""
+            import torch
+            def evaluate(model, loader):
+                model.eval()
+                with torch.set_grad_enabled(False):
+                    for x in loader:
+                        model(x)
+        """),
+        Valid("""
+            import torch
+            @smart_inference_mode()
+            def run(model, dataloader):
+                model.eval()
+                for im, targets in dataloader:
+                    preds = model(im)
+        """),
+        Valid("""
+            import torch
+            from monai.networks.utils import eval_mode
+            def run_interaction(network, inputs):
+                with eval_mode(network):
+                    for _ in range(3):
+                        network(inputs)
+        """),
+        Valid("""
+            import torch
+            def evaluate_policy(model, env, episodes):
+                for _ in range(episodes):
+                    action, state = model.predict(obs)
+        """),
+        Valid("""
+            import pytest
+            import torch
+            def test_model_runs(model, loader):
+                model.eval()
+                for x in loader:
+                    assert model(x).shape == (2, 3)
+        """),
+        Valid("""
+            import torch
+            def predict(loader, transform):
+                for x in loader:
+                    transform(x)
+        """),
+        Valid("""
+            import torch
+            from ultralytics import YOLO
+            class Inference:
+                def image_inference(self):
+                    self.model = YOLO(self.model_path)
+                    for path in self.paths:
+                        results = self.model(cv2.imread(path), conf=self.conf)
+        """),
+        Valid("""
+            import torch
+            class Runner:
+                def validate(self, configs):
+                    for cfg in configs:
+                        self.validate_single_model(config=cfg)
+
+                def after_validate(self):
+                    for m in flatten_model(self.model):
+                        m.eval()
+        """),
+        Valid("""
+            import torch
+            def explain(model, x, target):
+                model.eval()
+                with torch.enable_grad():
+                    for layer in layers:
+                        cam = grad_cam(model, layer, x, target)
+        """),
+    )
+    invalid = (
+        Invalid("""
+            import torch
+            def predict(self, X):
+                self.network.eval()
+                results = []
+                for batch_nb, data in enumerate(loader):  # expect: TL701
+                    output, M_loss = self.network(data.to(self.device).float())
+                    results.append(output.cpu().detach().numpy())
+                    for extra in range(2):
+                        self.network.forward_masks(data)
+                return results
+        """),
+        Invalid("""
+            import torch
+            def main():
+                model = build_model()
+                model.eval()
+                for idx, batch in enumerate(data_loader):  # expect: TL701
+                    outputs = model.forward(batch)
+                model.train()
+        """),
+        Invalid("""
+            import torch
+            class Evaluator:
+                def validate(self, loader):
+                    total = 0.0
+                    while loader.has_next():  # expect: TL701
+                        total += self.net(loader.next()).sum().item()
+                    return total
+        """),
+    )
+
+    def __init__(self, ctx, sink) -> None:
+        super().__init__(ctx, sink)
+        self._no_grad_depth = 0
+        self._entered: List[bool] = []  # per function or `with`: did it turn grad off?
+        self._eval_receivers: Dict[Scope, Set[str]] = {}  # function -> what it called `.eval()` on
+        self._needs_grad: Dict[Scope, bool] = {}
+        self._reported: Set[int] = set()  # ids of loops reported
+        self._called_without_grad: Set[str] = set()  # names of functions called under no-grad
+        self._candidates: List[Tuple[cst.CSTNode, str]] = []  # (loop, its function's name)
+
+    # ---- grad mode ---------------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._enter(any(self._disables_grad(decorator.decorator) for decorator in node.decorators))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._leave()
+
+    def visit_With(self, node: cst.With) -> None:
+        self._enter(any(self._disables_grad(item.item) for item in node.items))
+
+    def leave_With(self, node: cst.With) -> None:
+        self._leave()
+
+    def _enter(self, off: bool) -> None:
+        self._entered.append(off)
+        self._no_grad_depth += off
+
+    def _leave(self) -> None:
+        self._no_grad_depth -= self._entered.pop()
+
+    def _disables_grad(self, expression: cst.BaseExpression) -> bool:
+        """``torch.no_grad()``, ``torch.inference_mode()`` (or a wrapper named like them),
+        ``torch.set_grad_enabled(False)``: any argument but a literal ``True``."""
+        call = expression if isinstance(expression, cst.Call) else None
+        name = self.ctx.qualname(call.func if call else expression) or dotted_name(call.func if call else expression)
+        if name is None:
+            return False
+        last = name.rsplit(".", 1)[-1]
+        if last == "set_grad_enabled" and call is not None:
+            return not any(literal_value(arg.value) is True for arg in call.args)
+        return bool(_NO_GRAD.search(last))
+
+    # ---- what the function does ----------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if self._no_grad_depth and isinstance(func, (cst.Name, cst.Attribute)):
+            self._called_without_grad.add(func.value if isinstance(func, cst.Name) else func.attr.value)
+        if isinstance(func, cst.Attribute) and _puts_in_eval_mode(node):
+            receiver = dotted_name(func.value)
+            if receiver is not None:
+                self._eval_receivers.setdefault(self.ctx.scope.function, set()).add(receiver)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._check(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check(node)
+
+    def _check(self, loop: cst.CSTNode) -> None:
+        ctx = self.ctx
+        function = ctx.scope.function
+        if self._no_grad_depth or function.kind != "function" or any(id(a) in self._reported for a in ctx.ancestors):
+            return
+        name = function.name
+        receivers = self._eval_receivers.get(function, set())
+        if name in STEP_METHODS or _NOT_EVAL.search(name) or not (receivers or _EVAL_FUNCTION.search(name.lower())):
+            return
+        if ctx.is_test_module or self._function_needs_grad(function):
+            return
+        runs_model, handles_tensors = self._runs_model(loop, receivers)
+        if not runs_model or not (receivers or handles_tensors):
+            return
+        self._reported.add(id(loop))
+        self._candidates.append((loop, name))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for loop, function_name in self._candidates:  # every call site of the function is seen now
+            if function_name not in self._called_without_grad:
+                self.report(loop)
+
+    def _function_needs_grad(self, function: Scope) -> bool:
+        """Does the function back-propagate, take gradients or an optimizer step, ask inputs to
+        require grad, or turn grad on?"""
+        found = self._needs_grad.get(function)
+        if found is None:
+            found = self._needs_grad[function] = any(self._grad_use(node) for node in descendants(function.node))
+        return found
+
+    def _grad_use(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Call):
+            if is_training_step_call(node.func):
+                return True
+            name = self.ctx.qualname(node.func) or dotted_name(node.func) or ""
+            last = name.rsplit(".", 1)[-1]
+            return (
+                last in ("requires_grad_", "enable_grad", "manual_backward")
+                or name.endswith("autograd.grad")
+                or (last == "set_grad_enabled" and not self._disables_grad(node))
+            )
+        if isinstance(node, cst.Assign):
+            return any(
+                isinstance(target.target, cst.Attribute) and target.target.attr.value == "requires_grad"
+                for target in node.targets
+            )
+        return False
+
+    def _runs_model(self, loop: cst.CSTNode, receivers: Set[str]) -> Tuple[bool, bool]:
+        """Does the loop call the model (not under a no-grad block of its own, nor in a nested
+        function), and does it handle tensors (a ``torch`` call, ``.to(device)``, ``.cpu()``, ...)?"""
+        runs_model = handles_tensors = False
+        stack = list(iter_children(loop))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _NESTED):
+                continue
+            if isinstance(node, cst.With) and any(self._disables_grad(item.item) for item in node.items):
+                continue
+            if isinstance(node, cst.Call):
+                runs_model = runs_model or _calls_model(node.func, receivers)
+                handles_tensors = handles_tensors or (
+                    isinstance(node.func, cst.Attribute) and node.func.attr.value in _TENSOR_METHODS
+                ) or (self.ctx.qualname(node.func) or "").startswith("torch.")
+            stack.extend(iter_children(node))
+        return runs_model, handles_tensors
+
+
+def _puts_in_eval_mode(call: cst.Call) -> bool:
+    """``model.eval()`` or ``model.train(False)``."""
+    method = call.func.attr.value
+    if method == "eval":
+        return not call.args
+    arguments = positional(call)
+    return method == "train" and len(arguments) == 1 and literal_value(arguments[0].value) is False
+
+
+def _calls_model(func: cst.BaseExpression, receivers: Set[str]) -> bool:
+    """``model(x)``, ``self.net(x)``, ``model.forward(x)``, ``self.forward_masks(x)`` where the
+    callee is what was put in eval mode or is named ``model``, ``net`` or ``network``."""
+    if isinstance(func, cst.Attribute) and (func.attr.value == "forward" or func.attr.value.startswith("forward_")):
+        func = func.value
+    name = dotted_name(func)
+    return name is not None and (name in receivers or name.rsplit(".", 1)[-1] in _MODEL)
