@@ -191,8 +191,8 @@ def test_fixtures_skipped_here_still_agree_on_cpu(code, tmp_path, fixtures_root)
 
 
 def test_committed_documents_full_runs_first_then_later_parts(tmp_path):
-    for name in ("cuda-new-rules.json", "cuda.json", "cpu.json", "notes.txt"):
+    for name in ("cuda-2.json", "cuda.json", "cpu.json", "notes.txt"):
         (tmp_path / name).write_text(json.dumps({"name": name}))
     assert [document["name"] for document in committed(str(tmp_path))] == [
-        "cpu.json", "cuda.json", "cuda-new-rules.json"]
+        "cpu.json", "cuda.json", "cuda-2.json"]
     assert committed(str(tmp_path / "missing")) == []
