@@ -126,7 +126,7 @@ def train_gan(args, device):
     start_time = time.time()
     for epoch in range(args.epochs):
         epoch_start = time.time()
-        for i, (real, _) in enumerate(loader):
+        for i, (real, _) in enumerate(loader):  # expect: TL802
             real = real.to(device)  # expect: TL503
             b = real.size(0)
             real_label = torch.full((b,), 1.0, device=device)

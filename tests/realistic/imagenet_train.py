@@ -112,7 +112,7 @@ def train(train_loader, model, criterion, optimizer, epoch, args):
 
     model.train()
     end = time.time()
-    for i, (images, target) in enumerate(train_loader):
+    for i, (images, target) in enumerate(train_loader):  # expect: TL803
         data_time.update(time.time() - end)
         images = images.cuda(non_blocking=True)
         target = target.cuda(non_blocking=True)

@@ -99,7 +99,7 @@ def main(train_examples, vocab_size, num_classes, epochs=6):
         dataset.set_epoch(epoch)
         model.train()
         total, seen = 0.0, 0
-        for tokens, lengths, labels in loader:
+        for tokens, lengths, labels in loader:  # expect: TL803
             tokens = tokens.to(device, non_blocking=True)
             labels = labels.to(device, non_blocking=True)
             logits = model(tokens, lengths)
