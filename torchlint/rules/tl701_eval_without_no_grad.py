@@ -36,7 +36,8 @@ class EvalWithoutNoGrad(Rule):
         "evaluation loop runs the model with autograd on: each forward records a graph and keeps its "
         "activations alive; wrap it in `torch.no_grad()` or `torch.inference_mode()`"
     )
-    triggers = ("eval", "valid", "test", "predict", "infer")
+    # A model put in eval mode, or torch code; an evaluation loop with neither is out of reach.
+    triggers = ("torch", "eval(", "train(False")
     what = (
         "Finds a `for`/`while` loop that calls a model (the object put in eval mode, or one named `model`, "
         "`net` or `network`) in evaluation code: after `model.eval()` in the same function, or in a "

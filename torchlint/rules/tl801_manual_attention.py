@@ -403,6 +403,7 @@ class ManualAttention(Rule):
         self._history: Dict[Tuple[int, str], List[_Binding]] = {}  # (id(function), name) -> bindings
         self._order = 0
         self._open: List[_Attention] = []
+        self._ifs: List[Tuple[cst.If, int]] = []  # the enclosing `if` statements and their depths
 
     # ---- the softmax -------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -545,12 +546,15 @@ class ManualAttention(Rule):
         return None
 
     def _path(self) -> _Path:
+        """The branches taken to get here: each enclosing `if` and the part of it we are in."""
         ancestors = self.ctx.ancestors
-        return tuple(
-            (id(node), id(ancestors[index + 1]))
-            for index, node in enumerate(ancestors[:-1])
-            if isinstance(node, cst.If)
-        )
+        return tuple((id(node), id(ancestors[depth + 1])) for node, depth in self._ifs)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._ifs.append((node, len(self.ctx.ancestors)))
+
+    def leave_If(self, node: cst.If) -> None:
+        self._ifs.pop()
 
     # ---- the weights: forward from the softmax to the value product ----------------------------------
     def _follow(self, attention: _Attention, node: cst.BaseExpression, ancestors, transposed: bool) -> None:
