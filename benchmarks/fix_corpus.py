@@ -99,7 +99,8 @@ def run(root: str, unsafe: bool) -> bool:
             added = undefined_names(handle.read(), path) - undefined_names(texts[path], path)
         new_names += [f"{os.path.relpath(path, root)}: {name}" for name in added]
     second = torchlint(*flags, root)
-    changed_again = sorted(path for path in original if digests(root)[path] != after_first[path])
+    after_second = digests(root)
+    changed_again = sorted(path for path in original if after_second[path] != after_first[path])
     summary = " ".join(line for line in first.stdout.splitlines() if line.startswith(("Fixed", "Found")))
     print(f"{label}: exit {first.returncode}, {len(changed)} of {len(original)} files changed. {summary}")
     for line in first.stderr.splitlines():
