@@ -19,6 +19,8 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from torchlint.walker import descendants
+
 MODEL = "model"
 STEP = "step"
 STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
@@ -132,6 +134,15 @@ def is_training_step_call(func: cst.BaseExpression) -> bool:
     if isinstance(owner, cst.Attribute):
         owner = owner.attr
     return isinstance(owner, cst.Name) and bool(_OPTIMIZER_NAME.search(owner.value))
+
+
+def trains(loop: cst.CSTNode) -> bool:
+    """Does a training loop both back-propagate (``.backward()``) and step an optimizer, not only
+    one of them (a timing loop, a loop over optimizers)?"""
+    calls = [node.func for node in descendants(loop) if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)]
+    return any(func.attr.value == "backward" for func in calls) and any(
+        func.attr.value == "step" and is_training_step_call(func) for func in calls
+    )
 
 
 def settle_helpers(module_scope: Scope, scopes: List[Scope]) -> None:

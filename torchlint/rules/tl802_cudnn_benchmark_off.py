@@ -7,10 +7,9 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.context import STEP
-from torchlint.context.scopes import is_training_step_call
+from torchlint.context.scopes import trains
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name
-from torchlint.walker import descendants
 
 _CONVOLUTIONS = frozenset(
     f"torch.nn.{name}" for name in ("Conv2d", "Conv3d", "ConvTranspose2d", "ConvTranspose3d", "functional.conv2d",
@@ -199,11 +198,3 @@ class CudnnBenchmarkOff(Rule):
             return
         self.report(self._loop)
 
-
-def trains(loop: cst.CSTNode) -> bool:
-    """Does a training loop both back-propagate (``.backward()``) and step an optimizer, not only
-    one of them (a timing loop, a loop over optimizers)?"""
-    calls = [node.func for node in descendants(loop) if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)]
-    return any(func.attr.value == "backward" for func in calls) and any(
-        func.attr.value == "step" and is_training_step_call(func) for func in calls
-    )

@@ -7,9 +7,8 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.context import STEP, Scope
-from torchlint.context.scopes import STEP_METHODS
+from torchlint.context.scopes import STEP_METHODS, trains
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.rules.tl802_cudnn_benchmark_off import trains
 
 # Calls (by their last name) that run or prepare reduced-precision training: `torch.autocast(...)`,
 # `torch.cuda.amp.GradScaler()`, `model.half()`, `x.bfloat16()`, apex's `amp.scale_loss(...)`.
