@@ -12,10 +12,22 @@ def codes(text, path="train.py", code="TL501"):
     return [d.code for d in lint_text(text, path, [RULES_BY_CODE[code]]).diagnostics]
 
 
-@pytest.mark.parametrize("path", ["tests/data/loaders.py", "pkg/test_utils/scripts/run.py", "test_train.py",
-                                  "conftest.py", "pkg\\tests\\x.py"])
+@pytest.mark.parametrize("path", ["tests/data/loaders.py", "pkg/test_utils/scripts/run.py", "conftest.py",
+                                  "pkg\\tests\\x.py"])
 def test_test_code_is_recognised_by_path(path):
     assert codes(LOADER, path) == []
+
+
+@pytest.mark.parametrize("tests", ["def test_loader():\n    pass\n", "class TestLoader:\n    pass\n"])
+@pytest.mark.parametrize("path", ["test_train.py", "pkg/train_test.py"])
+def test_a_test_file_is_one_named_so_that_defines_tests(tests, path):
+    assert codes(LOADER + tests, path) == []
+
+
+@pytest.mark.parametrize("tests", ["", "class TestTimeAugmentation:\n    def __init__(self):\n        pass\n"])
+def test_a_test_name_without_tests_is_not_test_code(tests):
+    """``test_time_augmentation.py`` holds a transform: pytest would collect nothing from it."""
+    assert codes(LOADER + tests, "monai/data/test_time_augmentation.py") == ["TL501"]
 
 
 @pytest.mark.parametrize("path", ["train.py", "latest/train.py", "contest.py", "attest_utils/x.py"])

@@ -2,6 +2,7 @@
 libcst below 2). These tests fail, naming the missing piece, when a release moves one."""
 
 import inspect
+from contextlib import contextmanager
 
 import libcst as cst
 
@@ -18,10 +19,24 @@ def test_codegen_state_takes_what_we_pass():
     assert callable(getattr(cst.CSTNode, "_codegen", None)), "CSTNode._codegen is gone"
 
 
-def test_position_state_has_the_members_positions_use():
-    state = libcst_internals.PositionProvidingCodegenState(default_indent="    ", default_newline="\n", provider=None)
-    for member in ("_stack", "line", "column", "provider", "after_codegen"):
-        assert hasattr(state, member), f"PositionProvidingCodegenState.{member} is gone"
+def test_codegen_calls_the_hooks_positions_use():
+    calls = []
+
+    class Recording(libcst_internals.CodegenState):
+        def before_codegen(self, node):
+            calls.append(("before", type(node).__name__))
+
+        def after_codegen(self, node):
+            calls.append(("after", type(node).__name__))
+
+        @contextmanager
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            calls.append(("syntactic", type(node).__name__))
+            yield
+
+    libcst_internals.generate(cst.parse_expression("f(a)"), Recording("    ", "\n"))
+    for hook in ("before", "after", "syntactic"):
+        assert (hook, "Call") in calls, f"code generation no longer calls CodegenState.{hook}_..."
 
 
 def _call(module):

@@ -12,9 +12,8 @@ from __future__ import annotations
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodePosition, CodeRange
-from libcst.metadata.position_provider import PositionProvidingCodegenState
 
-__all__ = ["CodegenState", "CodePosition", "CodeRange", "PositionProvidingCodegenState", "generate"]
+__all__ = ["CodegenState", "CodePosition", "CodeRange", "generate"]
 
 
 def generate(node: cst.CSTNode, state: CodegenState) -> None:

@@ -1,89 +1,104 @@
 """Source positions for the few nodes that are reported, computed on demand.
 
-Resolving libcst's ``PositionProvider`` for every file costs several times the parse.
-Positions are only needed for nodes that end up in a diagnostic or a fix, so they are
-computed by one code generation pass over the module, only for files that have findings,
-and only up to the last of the nodes asked for.
+Resolving libcst's ``PositionProvider`` for every file costs several times the parse: it
+updates a line and column for every token and records a range for every node. Positions are
+only needed for the nodes that end up in a diagnostic or a fix, so they are computed by one
+plain code generation pass over the module, only for files that have findings, only up to
+the last of the nodes asked for, and the line and column are counted only when one of those
+nodes (or a node inside one) starts or ends.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List, Set, Tuple
+from contextlib import contextmanager
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
-from torchlint.libcst_internals import CodePosition, CodeRange, PositionProvidingCodegenState, generate
+from torchlint.libcst_internals import CodegenState, CodePosition, CodeRange, generate
 
 Span = Tuple[Tuple[int, int], Tuple[int, int]]  # ((line, col), (line, col)); col 0-based
-
-
-class _Ranges(Dict[cst.CSTNode, CodeRange]):
-    """Syntactic ranges; once generation stops early, unfinished nodes read as empty."""
-
-    stopped = False
-
-    def __missing__(self, node: cst.CSTNode) -> CodeRange:
-        if not self.stopped:
-            raise KeyError(node)
-        return _UNFINISHED
-
-
-_UNFINISHED = CodeRange(CodePosition(0, 0), CodePosition(0, 0))
-
-
-class _Recorder:
-    """Stands in for a metadata provider: collects the ranges of the nodes passed so far."""
-
-    def __init__(self, wanted: Iterable[cst.CSTNode]) -> None:
-        self._computed = _Ranges()
-        self.inclusive: Dict[cst.CSTNode, CodeRange] = {}
-        self.pending: Set[int] = {id(node) for node in wanted}
 
 
 class _AllFound(Exception):
     """Stops code generation once every wanted node has its range."""
 
 
-class _State(PositionProvidingCodegenState):
+class _State(CodegenState):
+    """Code generation that records the ranges of the wanted nodes and of the nodes inside
+    them (a node's syntactic range may be hoisted from its children's)."""
+
+    def __init__(self, module: cst.Module, wanted: Iterable[cst.CSTNode]) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.syntactic: Dict[cst.CSTNode, CodeRange] = {}
+        self.inclusive: Dict[cst.CSTNode, CodeRange] = {}
+        self._pending = {id(node) for node in wanted}
+        self._starts: List[CodePosition] = []  # one per recorded node being generated
+        self._line, self._column, self._counted = 1, 0, 0
+
+    def _position(self) -> CodePosition:
+        """Where the next token goes, counting only the tokens added since the last call."""
+        if self._counted < len(self.tokens):
+            segments = _NEWLINE.split("".join(self.tokens[self._counted:]))
+            self._counted = len(self.tokens)
+            if len(segments) == 1:
+                self._column += len(segments[0])
+            else:
+                self._line += len(segments) - 1
+                self._column = len(segments[-1])
+        return CodePosition(self._line, self._column)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if self._starts or id(node) in self._pending:
+            self._starts.append(self._position())
+
     def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self._stack[-1]
-        super().after_codegen(node)
-        recorder = self.provider
-        recorder.inclusive[node] = CodeRange(start, CodePosition(self.line, self.column))
-        pending = recorder.pending
-        if id(node) in pending:
-            pending.discard(id(node))
-            if not pending:
-                recorder._computed.stopped = True
+        if not self._starts:
+            return
+        node_range = CodeRange(self._starts.pop(), self._position())
+        self.inclusive[node] = node_range
+        self.syntactic.setdefault(node, node_range)
+        if id(node) in self._pending:
+            self._pending.discard(id(node))
+            if not self._pending:
                 raise _AllFound
+
+    @contextmanager
+    def record_syntactic_position(
+        self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None, end_node: Optional[cst.CSTNode] = None,
+    ) -> Iterator[None]:
+        if not self._starts:  # not a recorded node: before_codegen pushed nothing for it
+            yield
+            return
+        start = self._position()
+        yield
+        end = self._position()
+        start = self.syntactic[start_node].start if start_node is not None else start
+        end = self.syntactic[end_node].end if end_node is not None else end
+        self.syntactic[node] = CodeRange(start, end)
 
 
 class Positions:
     """Syntactic spans (for reporting) and whitespace-inclusive spans (for edits)."""
 
     def __init__(self, module: cst.Module, wanted: Iterable[cst.CSTNode]) -> None:
-        """Spans of the ``wanted`` nodes of ``module`` (and of the nodes before them)."""
+        """Spans of the ``wanted`` nodes of ``module``."""
         self._module = module
         self._wanted = wanted
-        self._recorder: _Recorder | None = None
+        self._state: Optional[_State] = None
 
-    def _compute(self) -> _Recorder:
-        if self._recorder is None:
-            self._recorder = _Recorder(self._wanted)
-            state = _State(
-                default_indent=self._module.default_indent,
-                default_newline=self._module.default_newline,
-                provider=self._recorder,
-            )
+    def _compute(self) -> _State:
+        if self._state is None:
+            self._state = _State(self._module, self._wanted)
             try:
-                generate(self._module, state)
+                generate(self._module, self._state)
             except _AllFound:
                 pass
-        return self._recorder
+        return self._state
 
     def span(self, node: cst.CSTNode) -> Span:
-        rng = self._compute()._computed[node]
+        rng = self._compute().syntactic[node]
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
 
     def code_span(self, node: cst.CSTNode) -> Span:

@@ -167,11 +167,14 @@ class FileContext:
     def in_rare_path(self) -> bool:
         """In code that does not run in normal training: a ``raise``, an ``assert`` (also
         stripped by ``python -O``), an ``except`` handler, the arguments of a warning or an
-        error log, or a branch under a debugging or statistics flag (``if self.debug:``,
-        ``if self.collect_stats:``)."""
+        error log, a lambda that builds a message (``check(ok, lambda: f"got {x.max().item()}")``,
+        called only when the check fails), or a branch under a debugging or statistics flag
+        (``if self.debug:``, ``if self.collect_stats:``)."""
         ancestors = self.ancestors
         for index, node in enumerate(ancestors):
             if isinstance(node, (cst.Raise, cst.Assert, cst.ExceptHandler)):
+                return True
+            if isinstance(node, cst.Lambda) and isinstance(node.body, cst.BaseString):
                 return True
             if isinstance(node, cst.Call) and warning_call(node.func):
                 return True

@@ -20,7 +20,8 @@ from torchlint.walker import descendants
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
 _SUBSET = "torch.utils.data.Subset"
 _SET_UP = frozenset({"__init__", "setup", "prepare_data"})  # run before any epoch
-_TEST_PATH = re.compile(r"(^|[\\/])(tests?|testing|test_utils)[\\/]|(^|[\\/])(test_\w*|\w*_test|conftest)\.py$")
+_TEST_FOLDER = re.compile(r"(^|[\\/])(tests?|testing|test_utils)[\\/]|(^|[\\/])conftest\.py$")
+_TEST_FILE = re.compile(r"(^|[\\/])(test_\w*|\w*_test)\.py$")
 
 
 def module_classes(module: cst.Module) -> Dict[str, cst.ClassDef]:
@@ -28,20 +29,22 @@ def module_classes(module: cst.Module) -> Dict[str, cst.ClassDef]:
 
 
 def is_test_module(module: cst.Module, imports, path: str = "") -> bool:
-    """Test code: under a tests/test_utils folder, named test_*.py, a pytest module (importing
-    pytest and defining top-level ``test_*`` functions), or defining a ``unittest.TestCase``.
-    One ``def test_epoch(...)`` or an ``import unittest`` alone does not make a module test code."""
-    if _TEST_PATH.search(path):
+    """Test code: under a tests/test_utils folder, a conftest, a module defining a
+    ``unittest.TestCase``, or one defining what pytest collects (top-level ``test_*`` functions,
+    ``Test*`` classes without ``__init__``) that is named ``test_*.py``/``*_test.py`` or imports
+    pytest. A name alone does not make test code (``test_time_augmentation.py`` holding a
+    ``TestTimeAugmentation`` transform), nor does one ``def test_epoch(...)`` or ``import unittest``."""
+    if _TEST_FOLDER.search(path):
         return True
-    if imports.imports("pytest") and any(
-        isinstance(node, cst.FunctionDef) and node.name.value.startswith("test_") for node in module.body
-    ):
-        return True
-    return any(
-        isinstance(node, cst.ClassDef)
-        and any((dotted_name(base.value) or "").endswith("TestCase") for base in node.bases)
-        for node in module.body
-    )
+    tests = False
+    for node in module.body:
+        if isinstance(node, cst.ClassDef):
+            if any((dotted_name(base.value) or "").endswith("TestCase") for base in node.bases):
+                return True
+            tests = tests or (node.name.value.startswith("Test") and _method(node, "__init__") is None)
+        elif isinstance(node, cst.FunctionDef):
+            tests = tests or node.name.value.startswith("test_")
+    return tests and (bool(_TEST_FILE.search(path)) or imports.imports("pytest"))
 
 
 def _method(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:

@@ -32,6 +32,31 @@ def factory_name(qualname: Optional[str]) -> Optional[str]:
     return name if name in FACTORIES or name in LEGACY_CONSTRUCTORS else None
 
 
+# Factories whose result is always one-dimensional.
+_VECTOR_FACTORIES = frozenset("randperm arange linspace logspace".split())
+# Factories that take their shape as positional sizes (``torch.zeros(n)``) as well as a tuple.
+_SIZED_FACTORIES = frozenset("randn rand zeros ones empty".split())
+
+
+def one_dimensional(name: str, call: cst.Call) -> bool:
+    """Does factory ``name`` called as ``call`` build a vector: ``torch.randperm(n)``,
+    ``torch.randint(0, n, (1,))``, ``torch.zeros(n)``? (An element ``v[i]`` of one is 0-d.)"""
+    if name in _VECTOR_FACTORIES:
+        return True
+    size = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "size"), None)
+    positional = [arg.value for arg in call.args if arg.keyword is None]
+    if any(arg.star for arg in call.args):
+        return False
+    if size is None and name == "randint" and len(positional) in (2, 3):
+        size = positional[-1]
+    elif size is None and name in _SIZED_FACTORIES and positional:
+        if len(positional) == 1 and isinstance(positional[0], (cst.Integer, cst.Subscript, cst.BinaryOperation)):
+            return True  # torch.zeros(x.shape[0]); a name may hold a shape tuple
+        size = positional[0] if len(positional) == 1 else None
+    return isinstance(size, (cst.Tuple, cst.List)) and len(size.elements) == 1 and not isinstance(
+        size.elements[0], cst.StarredElement)
+
+
 def passes(call: cst.Call, keyword: str) -> bool:
     """Does ``call`` pass ``keyword=`` (or ``**kwargs``, which may carry it)?"""
     return any(

@@ -16,7 +16,7 @@ import libcst as cst
 
 from torchlint.context import NOT, TENSOR
 from torchlint.context.devices import host_factory
-from torchlint.context.factories import DATA_FACTORIES, FACTORIES, constant_data, data_argument
+from torchlint.context.factories import DATA_FACTORIES, FACTORIES, constant_data, data_argument, one_dimensional
 from torchlint.context.scopes import in_model_code
 from torchlint.context.tensors import HOST, IDENTITY_OPS
 from torchlint.rewrite import Replacement, attribute, code_in_block, with_keyword
@@ -26,6 +26,11 @@ from torchlint.syntax import assigned_name, method_call
 
 # Uses of a host tensor that show it is meant for the host, or moved (TL101's case).
 _HOST_OR_MOVE = frozenset("cpu numpy tolist item to cuda type_as".split())
+# Tensor methods whose arguments are sizes, dimensions or counts: read as Python ints.
+_SIZE_METHODS = frozenset(
+    "view reshape expand repeat tile new_zeros new_ones new_empty new_full permute transpose narrow "
+    "unflatten flatten unsqueeze squeeze split chunk size resize_".split()
+)
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,19 @@ class _Flow:
     parent: Optional[cst.CSTNode]  # what holds ``top`` (e.g. the Assign it is stored by)
 
 
-def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable, qualname: Callable) -> _Flow:
+def _element(subscript: cst.Subscript, kind: Callable) -> bool:
+    """``v[i]``: one integer index, which takes one element of a vector."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return False
+    index = subscript.slice[0].slice.value
+    return not (isinstance(index, cst.Name) and index.value == "None") and kind(index) not in (TENSOR, HOST) \
+        and not isinstance(index, (cst.Ellipsis, cst.Tuple, cst.List))
+
+
+def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable, qualname: Callable,
+            vector: bool = False) -> _Flow:
+    """Where the host tensor ``node`` goes; ``vector``: it is one-dimensional, so an element
+    of it is a 0-d tensor, which mixes with device tensors without a copy."""
     current = node
     i = len(ancestors) - 1
     while i >= 0:
@@ -53,7 +70,8 @@ def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable,
                 return _Flow(met, current, parent)
             step = 2
         elif isinstance(parent, cst.Subscript) and parent.value is current:
-            pass
+            if vector and _element(parent, kind):
+                return _Flow(None, current, parent)
         elif isinstance(parent, cst.Index) and isinstance(grand, cst.SubscriptElement) and i >= 2:
             subscript = ancestors[i - 2]
             if isinstance(subscript, cst.Subscript) and kind(subscript.value) == TENSOR:
@@ -91,6 +109,8 @@ def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable,
                     return _Flow(met, current, parent)
                 step = 2  # torch.triu(m): still the same host tensor, transformed
             elif isinstance(grand.func, cst.Attribute) and kind(grand.func.value) == TENSOR:
+                if grand.func.attr.value in _SIZE_METHODS:
+                    return _Flow(None, current, parent)  # x.view(n, m.prod()): a size, read on the host
                 return _Flow(grand.func.value, current, parent)  # x.masked_fill(m, 0)
             else:
                 return _Flow(None, current, parent)
@@ -186,7 +206,10 @@ class FactoryMeetsDeviceTensor(Rule):
         "(printing, numpy) now sees a device tensor. The tensor named must be shown to be one "
         "(used like a tensor, annotated so, or indexed along several axes): a loss parameter "
         "`eps` that is a float has no `.device`, so there is no fix then. Not reported when the tensor is meant for the "
-        "host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()` on it), when it is moved (TL101), for "
+        "host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()` on it, or a size handed to "
+        "`x.view(...)`, `x.reshape(...)`, `x.expand(...)` and the like), when only elements of a "
+        "vector meet device tensors (`perm[i]` of `perm = torch.randperm(n)` is 0-d, and a 0-d CPU "
+        "tensor mixes with CUDA tensors without a copy), when it is moved (TL101), for "
         "`*_like`/`new_*` factories (they inherit the device), when `device=` or `**kwargs` is "
         "passed, for `torch.tensor(t)` of a tensor `t` (it keeps `t`'s device), for 0-d "
         "`torch.tensor(1.0)` (a CPU scalar mixes with CUDA tensors without a copy), and for "
@@ -200,6 +223,22 @@ class FactoryMeetsDeviceTensor(Rule):
                 def forward(self, x):
                     mask = torch.ones_like(x)
                     return x * mask
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    return x.view(x.size(0), torch.tensor(x.size()[1:]).prod())
+        """),
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    perm = torch.randperm(x.shape[-1])
+                    for i in range(3):
+                        x[:, perm[i]] = x[:, perm[i + 1]]
+                    c = torch.randint(1, x.shape[1], (1,))[0]
+                    return x * c
         """),
         Valid("""
             import torch
@@ -438,20 +477,21 @@ class FactoryMeetsDeviceTensor(Rule):
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
         # (function, name) -> (factory call, the expression the name was assigned, its indentation,
-        # the names bound when the factory ran)
+        # the names bound when the factory ran, whether the name holds a vector)
         self._stored = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self._builds_on_host(node):
             return
-        flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname)
+        vector = one_dimensional(host_factory(self.ctx, node), node)
+        flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname, vector)
         if flow.meets is not None:
             self._flag(node, flow.meets, self.ctx.indentation(), self.ctx.bound_names())
             return
         target = assigned_name(flow.parent, flow.top)
         if target is not None:
             self._stored[(self.ctx.scope.function, target)] = (
-                node, flow.top, self.ctx.indentation(), self.ctx.bound_names())
+                node, flow.top, self.ctx.indentation(), self.ctx.bound_names(), vector and flow.top is node)
 
     def visit_Name(self, node: cst.Name) -> None:
         if not self._stored:
@@ -461,7 +501,7 @@ class FactoryMeetsDeviceTensor(Rule):
             return
         if self.ctx.uses_member(node.value, _HOST_OR_MOVE):
             return
-        flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname)
+        flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname, stored[4])
         if flow.meets is not None:
             self._flag(stored[0], flow.meets, stored[2], stored[3])
 

@@ -7,18 +7,24 @@ from typing import Callable, Iterable, Optional
 import libcst as cst
 
 from torchlint.context import TENSOR
+from torchlint.context.facts import warning_call
 from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import method_call, positional
+from torchlint.walker import descendants
 
 
-# Arguments an API takes only in host memory (name, position): a `.cpu()` for them cannot be
-# avoided, and costs nothing when the value is on the host already (lengths from a collate function).
 # Methods between `.cpu()` and `.numpy()` in a conversion chain.
 _CONVERSIONS = frozenset("detach float double half int long bool clone contiguous squeeze".split())
+# Arguments an API takes only in host memory (name, position): a `.cpu()` for them cannot be
+# avoided, and costs nothing when the value is on the host already (lengths from a collate function).
 _HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": ("lengths", 1)}
+# Calls that queue no GPU work: output and formatting of host values.
+_QUIET_CALLS = frozenset(
+    f"builtins.{name}" for name in "print str repr format len int float bool round".split()
+)
 
 
 def _per_call_or_per_element(repeats: bool, tensor_passed: Optional[Callable[[], bool]] = None):
@@ -77,7 +83,10 @@ class HostSyncInHotPath(Rule):
         "control flow (`torch.where` instead of `if`). Not reported on host tensors "
         "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
-        "that `python -O` removes), for shapes and sizes (`int(x.shape[0])`), for identity tests "
+        "that `python -O` removes), in a lambda that builds a message (`check(ok, lambda: "
+        "f\"got {x.max().item()}\")`: it runs only when the check fails), in the first statement "
+        "under a test that has just synchronised (`if loss.item() > 1: print(loss.item())`: the "
+        "queue is empty, the second read waits for nothing), for shapes and sizes (`int(x.shape[0])`), for identity tests "
         "(`if mask is None`), or for bare parameters whose use shows nothing tensor-like "
         "(`if use_cache:`), nor for the `lengths` given to `pack_padded_sequence`, which takes them "
         "only in host memory (already there when they come from the collate function)."
@@ -196,6 +205,17 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x, q):
+                    check(bool, lambda: f"quality out of range: {q.amin().item()}")
+                    loss = (x - q).abs().mean()
+                    if loss.item() > 1.0:  # expect: TL201
+                        print(f"loss out of range: {loss.item()}")
+                        loss = loss.clamp(max=1.0)
+                    return loss
+        """),
         Invalid("""
             import torch
             def l1_loss(pred, target):
@@ -363,8 +383,43 @@ class HostSyncInHotPath(Rule):
         name = node.value
         return lambda: self.ctx.parameter_kind(function, name) == TENSOR
 
+    def _after_a_sync(self) -> bool:
+        """In the first statement of ``if <sync>:`` (``if loss.item() > 1: print(loss.item())``):
+        the test has just drained the GPU's queue and nothing was launched since, so reading
+        values again waits for nothing, as long as the statement queues no work of its own."""
+        ancestors = self.ctx.ancestors
+        for index in range(len(ancestors) - 3, -1, -1):
+            node = ancestors[index]
+            if isinstance(node, cst.If):
+                block = ancestors[index + 1]
+                return (
+                    block is node.body and ancestors[index + 2] is node.body.body[0]
+                    and self._syncs(node.test) and not self._launches(ancestors[index + 2])
+                )
+            if isinstance(node, (cst.FunctionDef, cst.For, cst.While, cst.With, cst.Try)):
+                return False
+        return False
+
+    def _syncs(self, test: cst.BaseExpression) -> bool:
+        """Does evaluating ``test`` wait for the GPU?"""
+        if any(self.ctx.surely_tensor(operand) for operand in _truth_operands(test)):
+            return True
+        return any(
+            (method := method_call(node, *HOST_READ_METHODS)) is not None and self.ctx.tensor_kind(method.value) == TENSOR
+            for node in descendants(test)
+        )
+
+    def _launches(self, statement: cst.CSTNode) -> bool:
+        """Could ``statement`` queue GPU work: a call other than a read, print or formatting?"""
+        for node in descendants(statement):
+            if isinstance(node, cst.Call) and method_call(node, *HOST_READ_METHODS) is None:
+                name = self.ctx.qualname(node.func) or ""
+                if name not in _QUIET_CALLS and not warning_call(node.func):
+                    return True
+        return False
+
     def _flag(self, node: cst.CSTNode, what: str, tensor_passed: Optional[Callable[[], bool]] = None) -> None:
-        if self.ctx.in_rare_path() or self.ctx.in_definition():
+        if self.ctx.in_rare_path() or self.ctx.in_definition() or self._after_a_sync():
             return
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
         self.report(node, message, hot_when=_per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed))

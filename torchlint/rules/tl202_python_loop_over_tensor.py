@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Set
+from typing import Iterable, List, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -10,7 +10,7 @@ from torchlint.context import HOST, TENSOR
 from torchlint.context.scopes import in_model_code
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, method_call, positional, target_names
-from torchlint.walker import descendants
+from torchlint.walker import descendants, simple_statements
 
 
 _CHUNKS = frozenset({"split", "chunk", "tensor_split", "split_with_sizes"})
@@ -72,9 +72,11 @@ class PythonLoopOverTensor(Rule):
         "range(x.shape[1]): outs.append(self.heads[h](x))`), over layers (the body picks a "
         "submodule by the loop variable, `self.cls_branches[i]`), for recurrences where each step "
         "needs the previous one (an RNN cell fed its own state, `h = self.cell(x[:, t], h)`, also "
-        "with states kept in lists, `h[0], c[0] = cell(x[:, t], (h[0], c[0]))`; a state multiplied "
-        "into its own update, `h = f[t] * h + x[t]`; `for x_t in x.unbind(1)`; or a filter reading "
-        "`y[:, t - 1]`), for per-item selections of data-dependent size collected in a list the "
+        "with states kept in lists, `h[0], c[0] = cell(x[:, t], (h[0], c[0]))`; a state computed "
+        "from its own old value, `h = f[t] * h + x[t]`, also through other names, `h_t = x[t] + "
+        "f[t] * prev` ... `prev = h_t`; `for x_t in x.unbind(1)`; or a filter reading "
+        "`y[:, t - 1]`), for comprehensions that only take views (`[x[:, t] for t in range(T)]` is "
+        "`x.unbind(1)`: no kernels), for per-item selections of data-dependent size collected in a list the "
         "function returns (`kept.append(boxes[i][scores[i] > t])`: ragged results have no dense "
         "form), in training-loop code, or in `while` loops (their trip count is not visible)."
     )
@@ -97,6 +99,21 @@ class PythonLoopOverTensor(Rule):
                     for i in range(f.shape[0]):
                         h = f[i] * h + (1 - f[i]) * x[i]
                     return h
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+            class ForgetMult(nn.Module):
+                def forward(self, f, x, hidden):
+                    result, prev = [], hidden
+                    for i in range(x.shape[0]):
+                        h_t = x[i]
+                        if prev is not None:
+                            h_t = h_t + (1 - f[i]) * prev
+                        result.append(h_t)
+                        prev = h_t
+                    frames = [x[:, t, ...] for t in range(x.shape[1])]
+                    return torch.stack(result), frames
         """),
         Valid("""
             import torch
@@ -361,6 +378,8 @@ class PythonLoopOverTensor(Rule):
         holder = self.ctx.parent
         body: List[cst.CSTNode] = list(node.ifs)
         if isinstance(holder, _COMPREHENSIONS):
+            if not node.ifs and _view_of(holder.elt, node.target):
+                return  # [x[:, t] for t in range(T)] is x.unbind(1): views, no kernels
             body.append(holder.elt)
         elif isinstance(holder, cst.DictComp):
             body.extend((holder.key, holder.value))
@@ -374,7 +393,7 @@ class PythonLoopOverTensor(Rule):
         if any(self._is_tensor_rows(candidate) for candidate in _iterated(self.ctx, iterable)):
             nodes = [node for part in body for node in descendants(part)]
             # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
-            return not _recurrence(self.ctx, nodes, variable) and not self._ragged(nodes)
+            return not _recurrence(self.ctx, body, nodes, variable) and not self._ragged(nodes)
         stop = _range_stop(self.ctx, iterable)
         if stop is None or not variable:
             return False
@@ -382,7 +401,7 @@ class PythonLoopOverTensor(Rule):
         if sized is None or not self._evident_tensor(sized, stop):
             return False
         nodes = [node for part in body for node in descendants(part)]
-        if _recurrence(self.ctx, nodes, variable) or self._ragged(nodes) or _per_layer(nodes, variable):
+        if _recurrence(self.ctx, body, nodes, variable) or self._ragged(nodes) or _per_layer(nodes, variable):
             return False
         return any(self._indexes_by(node, variable) for node in nodes)
 
@@ -430,22 +449,23 @@ class PythonLoopOverTensor(Rule):
         )
 
 
-def _recurrence(ctx, nodes: List[cst.CSTNode], variable: str) -> bool:
+def _recurrence(ctx, body: Sequence[cst.CSTNode], nodes: List[cst.CSTNode], variable: str) -> bool:
     """Does each iteration depend on the previous one, so the loop is inherently sequential?
     A state fed back through a call (``h = self.cell(x[:, t], h)``, also a state held in a
-    list: ``h[0], c[0] = cell(x[:, t], (h[0], c[0]))``), a state multiplied into its own
-    update (``h = f[t] * h + x[t]``), or a neighbour read (``y[:, t] = a * y[:, t - 1] +
-    x[:, t]``). Running sums (``total += ...``, ``total = total + ...``) do not count."""
+    list: ``h[0], c[0] = cell(x[:, t], (h[0], c[0]))``), a state computed from its own old
+    value (``h = f[t] * h + x[t]``, or through other names: ``h_t = x[t] + f[t] * prev`` ...
+    ``prev = h_t``), or a neighbour read (``y[:, t] = a * y[:, t - 1] + x[:, t]``). Running
+    sums (``total += ...``, ``total = total + ...``) do not count."""
     assigned = set()  # names the body rebinds that already held a value before the loop
     for node in nodes:
         if isinstance(node, cst.AssignTarget):
             assigned.update(name for name in _state_names(node.target) if ctx.bound(name))
+    if _carried(body, assigned):
+        return True
     for node in nodes:
         if isinstance(node, cst.Call) and not (ctx.qualname(node.func) or "").startswith("torch."):
             if any(name in assigned for arg in node.args for name in _names(arg.value)):
                 return True
-        if isinstance(node, cst.Assign) and any(_fed_back(node.value, name) for name in _assigned_names(node) & assigned):
-            return True
         if (
             isinstance(node, cst.BinaryOperation)
             and isinstance(node.operator, (cst.Subtract, cst.Add))
@@ -454,6 +474,35 @@ def _recurrence(ctx, nodes: List[cst.CSTNode], variable: str) -> bool:
             and isinstance(node.right, cst.Integer)
         ):
             return True
+    return False
+
+
+def _view_of(element: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """Is ``element`` a view of a named tensor at the loop variable (``x[:, t]``, ``x[t, ...]``)?"""
+    if not (isinstance(element, cst.Subscript) and isinstance(element.value, cst.Name) and isinstance(target, cst.Name)):
+        return False
+    parts = [part.slice for part in element.slice]
+    at_variable = [p for p in parts if isinstance(p, cst.Index) and isinstance(p.value, cst.Name) and p.value.value == target.value]
+    rest = [p for p in parts if isinstance(p, cst.Slice) and p.lower is p.upper is p.step is None
+            or isinstance(p, cst.Index) and isinstance(p.value, cst.Ellipsis)]
+    return len(at_variable) == 1 and len(at_variable) + len(rest) == len(parts)
+
+
+def _carried(body: Sequence[cst.CSTNode], states: Set[str]) -> bool:
+    """Does the loop ``body`` give one of ``states`` a value computed from its value at the
+    start of the iteration, other than as a term of a running sum?"""
+    sources: dict = {}  # name -> the names at the start of the iteration its value comes from
+    assignments = (
+        small for part in body for line in simple_statements(part) for small in line.body
+        if isinstance(small, cst.Assign)
+    )
+    for node in assignments:
+        read = set(_names(node.value))
+        origin = set().union(*(sources.get(name, {name}) for name in read))
+        for name in _assigned_names(node):
+            if name in states and name in origin and (name not in read or _fed_back(node.value, name)):
+                return True
+            sources[name] = origin
     return False
 
 
