@@ -233,9 +233,57 @@ FOUND = {
                 self.last = loss.item()  # expect: TL201
                 return loss
     """,
+    "tensor-ness through arithmetic several operations deep": """
+        import torch
+        from torch import nn
+
+        class DiceLoss(nn.Module):
+            def forward(self, pred, gt, m):
+                intersection = torch.sum(pred * gt * m)
+                union = torch.sum(pred * m) + torch.sum(gt * m) + self.eps
+                loss = 1 - 2.0 * intersection / union
+                if loss > 1:  # expect: TL201
+                    print(intersection, union)
+                return loss
+    """,
+    "parts of a tensor: unpacked rows, loop targets, enumerate": """
+        import torch
+        from torch import nn
+
+        class Tokens(nn.Module):
+            def forward(self, input_ids, mask, classes: torch.Tensor, tiles: torch.Tensor):
+                idxs = torch.nonzero(input_ids == 5)
+                for i in range(idxs.shape[0]):  # expect: TL202
+                    row, col = idxs[i]
+                    if col == 0:  # expect: TL201
+                        mask[row, col] = True
+                kept = [mask for c in classes if c > self.last]  # expect: TL201, TL202
+                for b, (h, w) in enumerate(tiles):  # expect: TL202
+                    mask[b, :int(h * w)] = False  # expect: TL201
+                return mask, kept
+    """,
 }
 
 SILENT = {
+    "the starred rest of an unpacked split is a list of chunks": """
+        import torch
+        from torch import nn
+
+        class Head(nn.Module):
+            def forward(self, preds, idx):
+                boxes, scores, *extra = preds.split([4, 80, 32], dim=-1)
+                return torch.cat([boxes, *(self._gather(e, idx) for e in extra)], dim=-1)
+    """,
+    "a view-only comprehension is unbind": """
+        import torch
+        from torch import nn
+
+        class Head(nn.Module):
+            def forward(self, cls_scores, bbox_preds):
+                num_imgs = cls_scores.size(0)
+                cls_scores_list = [cls_scores[i] for i in range(num_imgs)]
+                return self.get_targets(cls_scores_list, bbox_preds)
+    """,
     "a class constructed in forward does not make its other methods hot": """
         import torch
         from torch import nn

@@ -17,7 +17,8 @@ from torchlint.context.calls import CallSites
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
-    FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, takes_step, warning_call,
+    FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, host_consumed,
+    takes_step, warning_call,
 )
 from torchlint.context.imports import ImportTable
 from torchlint.context.loaders import LoaderSources
@@ -53,6 +54,7 @@ class FileContext:
         self._order: Dict[int, int] = {}  # id(assigned expression) -> its assignment number
         self._assignments = 0
         self._uses_cuda: Optional[bool] = None
+        self._host_consumed: Dict[Scope, Set[str]] = {}  # per function, see ``leaves_for_host_library``
         self._test_module: Optional[bool] = None
         self.datasets = DatasetFacts(self)
         self._class_attributes: Dict[Scope, Dict[str, Optional[cst.BaseExpression]]] = {}
@@ -221,17 +223,20 @@ class FileContext:
 
     def surely_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A ``TENSOR`` with more evidence than a parameter's name: a name used like a tensor
-        (``x.shape``), annotated as one, or assigned from such a value, a torch function's result, a tensor-only
+        (``x.shape``), annotated as one, assigned from such a value or bound to a part of one
+        (``row, col = idxs[i]``, ``for c in labels``), a torch function's result, a tensor-only
         method's result (``m.any()``), a tensor attribute of ``self`` (a parameter or a
-        buffer), or an expression over one of those."""
+        buffer), or an expression over one of those. ``depth`` counts the names followed."""
         if depth > 4 or self.tensor_kind(node) != TENSOR:
             return False
-        depth += 1
         if isinstance(node, cst.Name):
             if self.used_as_tensor(node.value) or node.value in self._function_facts().annotated:
                 return True
+            whole = self._here.parts.get(node.value)
+            if whole is not None:
+                return self.surely_tensor(whole, depth + 1)
             value = self.value_of(node.value)
-            return value is not None and value is not node and self.surely_tensor(value, depth)
+            return value is not None and value is not node and self.surely_tensor(value, depth + 1)
         if isinstance(node, cst.Comparison):
             operands = [node.left, *(target.comparator for target in node.comparisons)]
             return any(self.surely_tensor(operand, depth) for operand in operands)
@@ -284,6 +289,16 @@ class FileContext:
         """Does the current function use ``name`` in arithmetic or pass it to a torch op?"""
         facts = self._function_facts()
         return name in facts.computed or name in facts.torch_arguments
+
+    def leaves_for_host_library(self, name: str) -> bool:
+        """Does the current function hand ``name`` to numpy, scipy, OpenCV and the like (or
+        call ``name.numpy()``), which take host arrays only?"""
+        if self.uses_member(name, frozenset({"numpy"})):
+            return True
+        function = self.scope.function
+        if function not in self._host_consumed:
+            self._host_consumed[function] = host_consumed(function.node, self.qualname) if function.node else set()
+        return name in self._host_consumed[function]
 
     def returned_lists(self) -> Set[str]:
         """Names the current function returns (alone or in a tuple, list or dict) and never
@@ -460,7 +475,12 @@ class FileContext:
         loop = self._enter_loop(node, "for")
         batches = loop.hot_kind == STEP
         if not (isinstance(node.target, cst.Tuple) and self._bind_zipped(node.target, node.iter, batches)):
-            self._bind_target(node.target, self._element_kind(node.iter, batches))
+            self._bind_elements(node.target, node.iter, batches)
+
+    def _bind_elements(self, target: cst.BaseExpression, iterable: cst.BaseExpression, batches: bool = False) -> None:
+        """``for row in x``: ``row`` is a part of ``x``, a tensor shown to be one if ``x`` is."""
+        kind = self._element_kind(iterable, batches)
+        self._bind_target(target, kind, part_of=iterable if kind in (TENSOR, HOST) else None)
 
     def leave_For(self, node: cst.For) -> None:
         self._pop()
@@ -473,7 +493,7 @@ class FileContext:
         while for_in is not None:
             target = for_in.target
             if not (isinstance(target, cst.Tuple) and self._bind_zipped(target, for_in.iter, False)):
-                self._bind_target(target, self._element_kind(for_in.iter))
+                self._bind_elements(target, for_in.iter)
             for_in = for_in.inner_for_in
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _bind_comprehension
@@ -583,8 +603,11 @@ class FileContext:
             return False
         if len(kinds) != len(target.elements):
             return False
-        for element, kind in zip(target.elements, kinds):
-            self._bind_target(element.value, kind)
+        for element, source in zip(target.elements, sources if name == "builtins.zip" else [None, sources[0]]):
+            if source is None:
+                self._bind_target(element.value, NOT)
+            else:
+                self._bind_elements(element.value, source, batches)
         return True
 
     def _element_kind(self, iterable: cst.BaseExpression, batches: bool = False) -> Optional[str]:
@@ -596,14 +619,16 @@ class FileContext:
         return BATCH if batches and kind is None else None
 
     def _bind_target(
-        self, target: cst.BaseExpression, kind: Optional[str], value: Optional[cst.BaseExpression] = None
+        self, target: cst.BaseExpression, kind: Optional[str], value: Optional[cst.BaseExpression] = None,
+        part_of: Optional[cst.BaseExpression] = None,
     ) -> None:
+        """Bind ``target`` to ``value`` of ``kind``, a part (a row, an unpacked piece) of ``part_of``."""
         bindings = self._here
         if isinstance(target, cst.Name):
             order = self._next_order()
             if value is not None:
                 self._order[id(value)] = order
-            bindings.bind(target.value, kind, value, order)
+            bindings.bind(target.value, kind, value, order, part_of)
         elif isinstance(target, (cst.Tuple, cst.List)):
             if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements) and not any(
                 isinstance(element, cst.StarredElement) for element in (*value.elements, *target.elements)
@@ -612,10 +637,24 @@ class FileContext:
                     self._bind_target(element.value, self._bound_kinds.kind(assigned.value), assigned.value)
                 return
             shaped = shape_source(value, self._bound_kinds.kind) if value is not None else None
-            element_kind = NOT if shaped is not None else TENSOR if kind == BATCH else None
+            whole = part_of or value if kind in (TENSOR, HOST) and shaped is None and _splits(value) else None
+            element_kind = NOT if shaped is not None else TENSOR if kind == BATCH else kind if whole is not None else None
             for element in target.elements:
-                self._bind_target(element.value, element_kind)
+                if isinstance(element, cst.StarredElement):  # a, *rest = x.split(n): a list
+                    self._bind_target(element.value, NOT)
+                else:
+                    self._bind_target(element.value, element_kind, part_of=whole)
                 if shaped is not None and isinstance(element.value, cst.Name):
                     bindings.dims[element.value.value] = shaped
-        elif isinstance(target, cst.StarredElement):
-            self._bind_target(target.value, NOT)
+
+
+def _splits(value: Optional[cst.BaseExpression]) -> bool:
+    """Does unpacking ``value`` (of tensor kind) give tensors: a tensor's rows (``row, col =
+    idxs[i]``) or the pieces a torch call returns (``values, indices = x.topk(k)``)? Not what a
+    submodule or helper returns (``loss, logs = self.criterion(...)``: it may hold anything)."""
+    if value is None or isinstance(value, (cst.Name, cst.Subscript, cst.Attribute)):
+        return True
+    return isinstance(value, cst.Call) and not (
+        isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name) and value.func.value.value == "self"
+    )
+

@@ -45,15 +45,23 @@ class Bindings:
         self.dims: Dict[str, cst.BaseExpression] = {}  # names unpacked from a shape -> the tensor
         self.written: Set[str] = set()  # names filled element by element with host values since bound
         self.ambiguous: Set[str] = set()  # names whose branches disagree on their kind (a list or a tensor)
+        self.parts: Dict[str, cst.BaseExpression] = {}  # names bound to a row or an unpacked part -> of what
         # name -> (assignment number, value, how many `if` branches deep it was bound)
         self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression], int]]] = {}
         self._branches: List[_Branches] = []
 
-    def bind(self, name: str, kind: Optional[str], value: Optional[cst.BaseExpression], order: int) -> None:
+    def bind(
+        self, name: str, kind: Optional[str], value: Optional[cst.BaseExpression], order: int,
+        part_of: Optional[cst.BaseExpression] = None,
+    ) -> None:
         self.set_kind(name, kind)
         self.dims.pop(name, None)
         self.written.discard(name)
         self.ambiguous.discard(name)
+        if part_of is not None:
+            self.parts[name] = part_of
+        else:
+            self.parts.pop(name, None)
         self._history.setdefault(name, []).append((order, value, len(self._branches)))
 
     def set_kind(self, name: str, kind: Optional[str]) -> None:

@@ -25,6 +25,8 @@ from torchlint.walker import descendants, iter_children, simple_statements
 _JOINS = frozenset("cat concat concatenate stack hstack vstack dstack".split())
 _PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _REGISTERS = frozenset({"register_buffer", "register_parameter"})
+# Libraries that take host arrays only: data handed to them has to leave the device.
+_HOST_LIBRARIES = frozenset("numpy scipy sklearn cv2 PIL skimage pandas onnxruntime".split())
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _EXPORT_CHECK = re.compile(r"onnx|is_scripting|is_tracing|tracing|export", re.IGNORECASE)
 # Words of a flag that turns on debugging output or statistics (`self.debug`, `collect_stats`).
@@ -136,6 +138,36 @@ class FunctionFacts:
             for arg in node.args:
                 if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
                     self.torch_arguments.add(arg.value.value)
+
+
+def host_consumed(root: cst.CSTNode, qualname: Callable) -> Set[str]:
+    """The names a function hands to numpy, scipy, OpenCV and the like, which take host arrays
+    only: passed to them, or walked by a comprehension that passes its elements
+    (``[linear_sum_assignment(c) for c in C]``)."""
+    names: Set[str] = set()
+    walked: Dict[str, Set[str]] = {}  # a comprehension's target -> the names it walks
+    for node in descendants(root):  # a comprehension comes before the calls inside it
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            iterated = set(_names_in(node.for_in.iter))
+            for target in _names_in(node.for_in.target):
+                walked[target] = iterated
+        elif isinstance(node, cst.Call) and (qualname(node.func) or "").split(".", 1)[0] in _HOST_LIBRARIES:
+            for arg in node.args:
+                for name in _names_in(arg.value):
+                    names.add(name)
+                    names.update(walked.get(name, ()))
+    return names
+
+
+def _names_in(node: cst.CSTNode) -> Iterator[str]:
+    """The variables ``node`` reads (``x`` of ``x.shape``, not ``shape``)."""
+    stack = [node]
+    while stack:
+        inner = stack.pop()
+        if isinstance(inner, cst.Name):
+            yield inner.value
+        else:
+            stack.extend([inner.value] if isinstance(inner, cst.Attribute) else iter_children(inner))
 
 
 def _returned_names(value: cst.BaseExpression) -> Iterator[str]:

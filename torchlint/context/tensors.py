@@ -9,7 +9,7 @@ dict of tensors, so its items are tensors.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 import libcst as cst
 
@@ -108,13 +108,23 @@ def annotation_kind(annotation: cst.BaseExpression, qualname: Callable) -> Optio
         return TENSOR
     if isinstance(annotation, cst.Name) and annotation.value in _NON_TENSOR_ANNOTATIONS:
         return NOT
-    if isinstance(annotation, cst.Subscript):  # Optional[int], List[Tensor], ...
-        inner = annotation.slice[0].slice if annotation.slice else None
+    if isinstance(annotation, cst.Subscript):  # Optional[int], Union[Tensor, None], List[Tensor], ...
+        inner = [element.slice.value for element in annotation.slice if isinstance(element.slice, cst.Index)]
         base = qualname(annotation.value) or ""
-        if base.endswith("Optional") and isinstance(inner, cst.Index):
-            return annotation_kind(inner.value, qualname)
+        if base.endswith("Optional") and len(inner) == 1:
+            return annotation_kind(inner[0], qualname)
+        if base.endswith("Union"):
+            return _optional_kind(inner, qualname)
         return NOT
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        return _optional_kind([annotation.left, annotation.right], qualname)  # Tensor | None
     return None
+
+
+def _optional_kind(members: List[cst.BaseExpression], qualname: Callable) -> Optional[str]:
+    """The kind of a union of ``members``: that of its one member besides ``None``."""
+    others = [member for member in members if not (isinstance(member, cst.Name) and member.value == "None")]
+    return annotation_kind(others[0], qualname) if len(others) == 1 else None
 
 
 def parameter_kind(param: cst.Param, qualname: Callable, assume_tensor: bool = True) -> Optional[str]:

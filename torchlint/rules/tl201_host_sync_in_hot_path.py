@@ -12,7 +12,7 @@ from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import method_call, positional
+from torchlint.syntax import assigned_name, method_call, positional
 from torchlint.walker import descendants
 
 
@@ -48,7 +48,7 @@ class HostSyncInHotPath(Rule):
     what = (
         "Finds operations that need a tensor's value on the host: `.item()`, `.tolist()`, "
         "`.cpu()`, `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `if t:` / `while t:` / "
-        "`x if t else y` on a tensor, and `print(t)`. In `forward`, loss functions and loss "
+        "`x if t else y` / `[... for v in t if v]` on a tensor, and `print(t)`. In `forward`, loss functions and loss "
         "modules (and their helpers) every one is reported. In step code (`training_step` and its "
         "family, training-loop bodies) only those that run once per element are reported: inside "
         "a loop or comprehension nested in the step. A single `loss.item()` per step for logging, a "
@@ -80,7 +80,9 @@ class HostSyncInHotPath(Rule):
     """)
     fix_safety = (
         "No fix: keeping the value on the device changes types (a tensor instead of a float) and "
-        "control flow (`torch.where` instead of `if`). Not reported on host tensors "
+        "control flow (`torch.where` instead of `if`). Not reported where the data has to reach the "
+        "host: `.numpy()` conversions and `.cpu()` copies a function hands to numpy, scipy, OpenCV "
+        "and the like (`C = C.cpu()` ... `linear_sum_assignment(C[i])`). Nor on host tensors "
         "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
         "that `python -O` removes), in a lambda that builds a message (`check(ok, lambda: "
@@ -92,6 +94,14 @@ class HostSyncInHotPath(Rule):
         "only in host memory (already there when they come from the collate function)."
     )
     valid = (
+        Valid("""
+            import torch
+            from scipy.optimize import linear_sum_assignment
+            class HungarianMatcher(nn.Module):
+                def forward(self, cost, sizes):
+                    cost = cost.cpu()
+                    return [linear_sum_assignment(c[:, :n]) for c, n in zip(cost, sizes)]
+        """),
         Valid("""
             import torch
             class M(nn.Module):
@@ -300,15 +310,12 @@ class HostSyncInHotPath(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         method = method_call(node, *HOST_READ_METHODS)
         if method is not None:
-            if self._host_argument(node) or self._leaves_torch(node):
-                return
             kind = self.ctx.tensor_kind(method.value)
-            if kind == TENSOR:
-                self._flag(node, f"`.{method.attr.value}()`")
-            elif kind is None:
-                tensor_passed = self._parameter_read(method.value)
-                if tensor_passed is not None:
-                    self._flag(node, f"`.{method.attr.value}()`", tensor_passed)
+            tensor_passed = self._parameter_read(method.value) if kind is None else None
+            if (kind == TENSOR or tensor_passed is not None) and not (
+                self._host_argument(node) or self._leaves_torch(node)
+            ):
+                self._flag(node, f"`.{method.attr.value}()`", tensor_passed)
             return
         name = self.ctx.qualname(node.func)
         args = positional(node)
@@ -324,6 +331,9 @@ class HostSyncInHotPath(Rule):
         self._truth_test(node.test)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._truth_test(node.test)
+
+    def visit_CompIf(self, node: cst.CompIf) -> None:
         self._truth_test(node.test)
 
     def _truth_test(self, test: cst.BaseExpression) -> None:
@@ -347,9 +357,15 @@ class HostSyncInHotPath(Rule):
 
     def _leaves_torch(self, node: cst.Call) -> bool:
         """Is ``node`` a conversion to numpy (``t.numpy()``, ``t.cpu().numpy()``,
-        ``t.cpu().detach().numpy()``): data handed to code outside torch, which needs it on the host?"""
+        ``t.cpu().detach().numpy()``), or a ``.cpu()`` copy stored for a library that takes host
+        arrays only (``C = C.cpu()`` ... ``linear_sum_assignment(C[i])``): data handed to code
+        outside torch, which needs it on the host?"""
         if method_call(node, "numpy") is not None:
             return True
+        if method_call(node, "cpu") is not None:
+            stored = assigned_name(self.ctx.parent, node)
+            if stored is not None and self.ctx.leaves_for_host_library(stored):
+                return True
         ancestors = self.ctx.ancestors
         current: cst.CSTNode = node
         for index in range(len(ancestors) - 1, 0, -2):

@@ -76,11 +76,20 @@ class PythonLoopOverTensor(Rule):
         "from its own old value, `h = f[t] * h + x[t]`, also through other names, `h_t = x[t] + "
         "f[t] * prev` ... `prev = h_t`; `for x_t in x.unbind(1)`; or a filter reading "
         "`y[:, t - 1]`), for comprehensions that only take views (`[x[:, t] for t in range(T)]` is "
-        "`x.unbind(1)`: no kernels), for per-item selections of data-dependent size collected in a list the "
+        "`x.unbind(1)`: no kernels), for loops that hand each element to a library taking host "
+        "arrays (`[linear_sum_assignment(c) for c in C]`), for per-item selections of data-dependent size collected in a list the "
         "function returns (`kept.append(boxes[i][scores[i] > t])`: ragged results have no dense "
         "form), in training-loop code, or in `while` loops (their trip count is not visible)."
     )
     valid = (
+        Valid("""
+            import numpy as np
+            import torch
+            class Matcher(nn.Module):
+                def forward(self, costs):
+                    costs = costs.detach().cpu()
+                    return [np.argsort(c.numpy(), axis=1) for c in costs]
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -390,7 +399,10 @@ class PythonLoopOverTensor(Rule):
         if self.ctx.in_definition():
             return False
         variable = target.value if isinstance(target, cst.Name) else ""
-        if any(self._is_tensor_rows(candidate) for candidate in _iterated(self.ctx, iterable)):
+        iterated = _iterated(self.ctx, iterable)
+        if any(self._is_tensor_rows(candidate) for candidate in iterated):
+            if any(isinstance(c, cst.Name) and self.ctx.leaves_for_host_library(c.value) for c in iterated):
+                return False  # each element goes to numpy/scipy (a matching per image): no vectorised form
             nodes = [node for part in body for node in descendants(part)]
             # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
             return not _recurrence(self.ctx, body, nodes, variable) and not self._ragged(nodes)
