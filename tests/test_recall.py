@@ -121,6 +121,27 @@ FOUND = {
                 for batch in loader:
                     model(batch)
     """,
+    "a kwargs dict changed after it is built, as in the MNIST example": """
+        import torch
+        import torch.nn.functional as F
+
+        def train(model, device, train_loader, optimizer):
+            for data, target in train_loader:
+                data, target = data.to(device), target.to(device)  # expect: TL503
+                F.nll_loss(model(data), target).backward()
+                optimizer.step()
+
+        def main(dataset):
+            use_cuda = torch.cuda.is_available()
+            device = torch.device("cuda" if use_cuda else "cpu")
+            train_kwargs = {"batch_size": 64}
+            if use_cuda:
+                cuda_kwargs = {"num_workers": 1, "pin_memory": True, "shuffle": True}
+                train_kwargs.update(cuda_kwargs)
+            train_loader = torch.utils.data.DataLoader(dataset, **train_kwargs)  # expect: TL502
+            for epoch in range(1, 15):
+                train(model, device, train_loader, optimizer)
+    """,
     "loss code known by its base class, also from another file": """
         from torch.nn.modules.loss import _Loss
         from .losses import BaseCriterion
@@ -265,6 +286,14 @@ FOUND = {
 }
 
 SILENT = {
+    "workers added to a kwargs dict by item": """
+        from torch.utils.data import DataLoader
+
+        def main(dataset, workers):
+            kwargs = {"batch_size": 64}
+            kwargs["num_workers"] = workers
+            return DataLoader(dataset, **kwargs)
+    """,
     "the starred rest of an unpacked split is a list of chunks": """
         import torch
         from torch import nn

@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchlint.context.calls import CallSites, is_parameter
 from torchlint.syntax import dotted_name, literal_value, positional
-from torchlint.walker import simple_statements
+from torchlint.walker import descendants, simple_statements
 
 DATALOADER = "torch.utils.data.DataLoader"
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
@@ -35,14 +35,14 @@ Ref = Tuple  # ("loader", call) | ("param", function, name) | ("global", name) |
 
 def keywords(ctx, call: cst.Call) -> Optional[Dict[str, cst.BaseExpression]]:
     """The keyword arguments of ``call``, with those of ``**kwargs`` when ``kwargs`` is a dict
-    built in the same function (``dict(num_workers=4)``, ``{"num_workers": 4}``); None when
-    some ``*args``/``**kwargs`` hide what is passed."""
+    built in the same function (``dict(num_workers=4)``, ``{"num_workers": 4}``, then changed:
+    see ``_spread``); None when some ``*args``/``**kwargs`` hide what is passed."""
     found: Dict[str, cst.BaseExpression] = {}
     for arg in call.args:
         if arg.star == "*":
             return None
         if arg.star == "**":
-            spread = _dict_literal(ctx, arg.value)
+            spread, _ = _spread(ctx, arg.value)
             if spread is None:
                 return None
             found.update(spread)
@@ -51,8 +51,33 @@ def keywords(ctx, call: cst.Call) -> Optional[Dict[str, cst.BaseExpression]]:
     return found
 
 
-def _dict_literal(ctx, node: cst.BaseExpression) -> Optional[Dict[str, cst.BaseExpression]]:
+def spread_changed(ctx, call: cst.Call) -> bool:
+    """Was a ``**kwargs`` dict of ``call`` changed after it was built (perhaps in a branch:
+    ``if use_cuda: kwargs.update(cuda_kwargs)``)? Then a keyword added to the call itself may
+    meet a dict without the keys it needs on another path."""
+    return any(arg.star == "**" and _spread(ctx, arg.value)[1] for arg in call.args)
+
+
+def _spread(ctx, node: cst.BaseExpression) -> Tuple[Optional[Dict[str, cst.BaseExpression]], bool]:
+    """The keys and values of a dict built in the current function: a literal or ``dict(...)``,
+    then the changes made to it by name before the current statement (``kwargs.update(
+    cuda_kwargs)``, ``kwargs["num_workers"] = 4``, ``kwargs.pop("sampler")``); None where
+    something hides a key. Also: whether it was changed."""
     value = ctx.value_of(node.value) if isinstance(node, cst.Name) else node
+    found = _literal_items(ctx, value)
+    changed = False
+    if found is None or not isinstance(node, cst.Name):
+        return found, changed
+    for line in _lines_before_current(ctx):
+        for statement in line.body:
+            change = _apply_change(ctx, statement, node.value, found)
+            if change is None:
+                return None, True
+            changed = changed or change
+    return found, changed
+
+
+def _literal_items(ctx, value: Optional[cst.BaseExpression]) -> Optional[Dict[str, cst.BaseExpression]]:
     if isinstance(value, cst.Call) and ctx.qualname(value.func) == "builtins.dict" and not positional(value):
         if any(arg.star for arg in value.args):
             return None
@@ -65,6 +90,57 @@ def _dict_literal(ctx, node: cst.BaseExpression) -> Optional[Dict[str, cst.BaseE
             found[str(element.key.evaluated_value)] = element.value
         return found
     return None
+
+
+def _lines_before_current(ctx) -> List[cst.SimpleStatementLine]:
+    """The statement lines of the current function (or module) before the one being visited."""
+    current = next((node for node in reversed(ctx.ancestors) if isinstance(node, cst.SimpleStatementLine)), None)
+    lines = []
+    for line in simple_statements(ctx.scope.function.node or ctx.module):
+        if line is current:
+            break
+        lines.append(line)
+    return lines
+
+
+def _apply_change(ctx, statement: cst.BaseSmallStatement, name: str, found: Dict[str, cst.BaseExpression]):
+    """Apply what ``statement`` does to the dict ``name`` to ``found``: True if it changed it,
+    False if it did not touch it, None if what it did cannot be seen."""
+    if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+        call = statement.value
+        if not (isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Name)
+                and call.func.value.value == name):
+            return False
+        method, args = call.func.attr.value, positional(call)
+        if method == "update" and len(args) <= 1 and not any(arg.star for arg in call.args):
+            source = args[0].value if args else None
+            items = _literal_items(ctx, ctx.value_of(source.value) if isinstance(source, cst.Name) else source) \
+                if source is not None else {}
+            if items is None:
+                return None
+            found.update(items)
+            found.update((arg.keyword.value, arg.value) for arg in call.args if arg.keyword is not None)
+            return True
+        if method == "pop" and args and isinstance(args[0].value, cst.SimpleString):
+            found.pop(str(args[0].value.evaluated_value), None)
+            return True
+        return False if method in ("get", "items", "keys", "values", "copy") else None
+    if isinstance(statement, cst.AugAssign) and isinstance(statement.target, cst.Name) and statement.target.value == name:
+        return None
+    if isinstance(statement, cst.Del) and any(
+        isinstance(node, cst.Name) and node.value == name for node in descendants(statement.target)
+    ):
+        return None
+    changed = False
+    for target in statement.targets if isinstance(statement, cst.Assign) else ():
+        target = target.target
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == name:
+            key = target.slice[0].slice if len(target.slice) == 1 else None
+            if not (isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString)):
+                return None
+            found[str(key.value.evaluated_value)] = statement.value
+            changed = True
+    return changed
 
 
 def dataloader_call(ctx, node: cst.Call) -> bool:

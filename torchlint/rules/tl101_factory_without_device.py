@@ -30,7 +30,9 @@ _PASS_THROUGH = frozenset(
 _DTYPE_EXACT = frozenset({"zeros", "ones", "empty", "eye"})
 _RANDOM_INITIALISERS = frozenset("uniform_ normal_ random_ bernoulli_ exponential_".split())
 # Further steps a host tensor goes through and stays on the host (not foldable into the factory).
-_STAYS_ON_HOST = _PASS_THROUGH | frozenset("repeat expand_as contiguous clone detach round abs".split())
+_STAYS_ON_HOST = _PASS_THROUGH | frozenset(
+    "repeat expand_as contiguous clone detach round abs scatter_ scatter_add_ index_fill_ index_add_ masked_fill_".split()
+)
 
 
 def _copies_host_data(call: cst.Call, factory: str) -> bool:
@@ -342,6 +344,13 @@ class FactoryWithoutDevice(Rule):
             def f(n, device):
                 pos = torch.arange(n).unsqueeze(1)  # expect: TL101
                 return pos.to(device)
+        """),
+        Invalid("""
+            import torch
+            def smooth_targets(log_probs, targets):
+                zeros = torch.zeros(log_probs.size())  # expect: TL101
+                one_hot = zeros.scatter_(1, targets.unsqueeze(1).cpu(), 1)
+                return one_hot.cuda()
         """),
     )
 

@@ -29,7 +29,8 @@ class PythonLoopOverTensor(Rule):
         "tensor element by element: iterating the tensor itself (`for row in x`, "
         "`enumerate(x)`, `zip(x, y)`, `x.unbind(0)`), or a `range` over one of its dimensions "
         "(`range(x.shape[0])`, `range(x.size(1))`, `range(len(x))`, or `B` from `B, T, C = x.shape`) "
-        "whose body indexes a tensor with the loop variable (`x[i]`, `out[:, i]`), or the result of a "
+        "whose body indexes a tensor with the loop variable (`x[i]`, `out[:, i]`) or compares one "
+        "with it (`batch_idx == i`: a mask per element), or the result of a "
         "torch call (`for c in labels.unique()`). The iterated name must be shown to be a tensor in "
         "the function (used as one, `x.shape`, `x.view(...)`; annotated `Tensor`; or assigned a torch "
         "call's result), which tells a tensor from a list of feature maps."
@@ -338,6 +339,13 @@ class PythonLoopOverTensor(Rule):
         """),
         Invalid("""
             import torch
+            class M(nn.Module):
+                def forward(self, img, batch_idx):
+                    counts = [(batch_idx == i).sum() for i in range(img.shape[0])]  # expect: TL202
+                    return torch.stack(counts)
+        """),
+        Invalid("""
+            import torch
             def l1_loss(pred, target):
                 total = 0.0
                 for i in range(pred.size(0)):  # expect: TL202
@@ -415,7 +423,7 @@ class PythonLoopOverTensor(Rule):
         nodes = [node for part in body for node in descendants(part)]
         if _recurrence(self.ctx, body, nodes, variable) or self._ragged(nodes) or _per_layer(nodes, variable):
             return False
-        return any(self._indexes_by(node, variable) for node in nodes)
+        return any(self._indexes_by(node, variable) or self._masks_by(node, variable) for node in nodes)
 
     def _is_tensor_rows(self, node: cst.BaseExpression) -> bool:
         """``x``, ``x[0]``, ``x.unbind(...)``, ``labels.unique()``: a tensor with evidence
@@ -450,6 +458,16 @@ class PythonLoopOverTensor(Rule):
         length = stop if not isinstance(stop, cst.Name) else self.ctx.value_of(stop.value)
         is_len = isinstance(length, cst.Call) and isinstance(length.func, cst.Name) and length.func.value == "len"
         return not is_len or self._is_tensor_rows(sized)
+
+    def _masks_by(self, node: cst.CSTNode, variable: str) -> bool:
+        """``batch_idx == i``: a whole-tensor comparison with the loop variable, one mask per element."""
+        if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+            return False
+        left, right = node.left, node.comparisons[0].comparator
+        for this, other in ((left, right), (right, left)):
+            if isinstance(this, cst.Name) and this.value == variable and self.ctx.tensor_kind(other) in (TENSOR, HOST):
+                return True
+        return False
 
     def _indexes_by(self, node: cst.CSTNode, variable: str) -> bool:
         if not isinstance(node, cst.Subscript) or self.ctx.tensor_kind(node.value) != TENSOR:

@@ -7,7 +7,8 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.context.loaders import (
-    DATASET_POSITION, EPOCH_HOOKS, NUM_WORKERS_POSITION, Ref, argument, dataloader_call, unwrap_iteration,
+    DATASET_POSITION, EPOCH_HOOKS, NUM_WORKERS_POSITION, Ref, argument, dataloader_call, spread_changed,
+    unwrap_iteration,
 )
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -69,8 +70,10 @@ class DataloaderWorkersNotPersistent(Rule):
         "`set_epoch` on the dataset) no longer reach them; the worker processes and their memory "
         "also stay alive while the loader exists. The fix adds `persistent_workers=True`, or "
         "`persistent_workers=<num_workers> > 0` when the worker count is a variable, because "
-        "`DataLoader` rejects persistent workers when `num_workers` is 0. Not reported when the "
-        "call passes `*args`/`**kwargs`, gives `persistent_workers` in any form, or is built inside "
+        "`DataLoader` rejects persistent workers when `num_workers` is 0; no fix when the workers "
+        "come from a `**kwargs` dict changed after it was built (`if use_cuda: kwargs.update("
+        "num_workers=1)`: on the other path the same keyword would meet no workers). Not reported "
+        "when the call passes `*args` or a `**kwargs` it cannot see, gives `persistent_workers` in any form, or is built inside "
         "a loop (a loader made anew every epoch gains nothing: build it once), when nothing shows the "
         "loader is iterated twice (a one-shot evaluation loader, `test_dataloader`), when the code "
         "changes the dataset between epochs (`ds.set_epoch(epoch)` or `ds.level = k` in the epoch "
@@ -144,6 +147,19 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def main(dataset, model):
+                kwargs = {"batch_size": 64}
+                if torch.cuda.is_available():
+                    kwargs.update({"num_workers": 1, "pin_memory": True})
+                loader = DataLoader(dataset, **kwargs)  # expect: TL502
+                for epoch in range(10):
+                    for batch in loader:
+                        model(batch)
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
             loader = DataLoader(ds, batch_size=8, num_workers=4)  # expect: TL502
@@ -305,6 +321,8 @@ class DataloaderWorkersNotPersistent(Rule):
     def _fix(self, node: cst.Call, workers: cst.BaseExpression, indentation) -> Optional[tuple]:
         """The replacement that adds ``persistent_workers``; () for no fix, None when not reported."""
         value = literal_value(workers)
+        if spread_changed(self.ctx, node):
+            return ()  # `if use_cuda: kwargs.update(num_workers=1)`: on the other path no workers to keep
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             persistent: cst.BaseExpression = cst.Name("True")
         elif isinstance(workers, (cst.Name, cst.Attribute)):
