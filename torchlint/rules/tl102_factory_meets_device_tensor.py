@@ -4,7 +4,8 @@ combined with a tensor on the model's device.
 The freshly built tensor is followed outward from the factory call, through expressions
 that keep it a tensor (``m.float()``, ``m[None]``, ``m * 2``, ``torch.triu(m)``), until it
 meets a ``TENSOR`` (an operand, a comparison, an index into one, an argument next to one,
-the receiver of a method it is passed to) or reaches something else.
+the receiver of a method it is passed to, a slice of one it is written into) or reaches
+something else.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Callable, FrozenSet, Optional, Sequence
 
 import libcst as cst
 
-from torchlint.context import NOT, TENSOR
+from torchlint.context import TENSOR
 from torchlint.context.devices import host_factory
 from torchlint.context.factories import DATA_FACTORIES, FACTORIES, constant_data, data_argument, one_dimensional
 from torchlint.context.scopes import in_model_code
@@ -116,6 +117,10 @@ def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable,
                 return _Flow(None, current, parent)
         elif isinstance(parent, cst.AugAssign) and parent.value is current and kind(parent.target) == TENSOR:
             return _Flow(parent.target, current, parent)
+        elif isinstance(parent, cst.Assign) and parent.value is current and len(parent.targets) == 1 and isinstance(
+            parent.targets[0].target, cst.Subscript
+        ) and kind(parent.targets[0].target.value) == TENSOR:
+            return _Flow(parent.targets[0].target.value, current, parent)  # gain[2:6] = host: copied into it
         else:
             return _Flow(None, current, parent)
         current = ancestors[i - step + 1] if step == 2 else parent
@@ -352,6 +357,23 @@ class FactoryMeetsDeviceTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            class YoloLoss:
+                def __call__(self, preds, targets):
+                    gain = torch.ones(7, device=targets.device)
+                    for i in range(3):
+                        gain[2:6] = torch.tensor(preds[i].shape)[[3, 2, 3, 2]]  # expect: TL102
+                    return targets * gain
+        """, fixed="""
+            import torch
+            class YoloLoss:
+                def __call__(self, preds, targets):
+                    gain = torch.ones(7, device=targets.device)
+                    for i in range(3):
+                        gain[2:6] = torch.tensor(preds[i].shape, device=gain.device)[[3, 2, 3, 2]]
+                    return targets * gain
+        """),
+        Invalid("""
+            import torch
             import torch.nn.functional as F
 
             def alignment_loss(log_p, lengths):
@@ -525,7 +547,7 @@ class FactoryMeetsDeviceTensor(Rule):
             return True
         if isinstance(data, cst.Subscript):  # x.shape[2:]
             data = data.value
-        return _is_shape(data) and self.ctx.tensor_kind(data) == NOT
+        return _is_shape(data) and self.ctx.tensor_kind(data) != TENSOR  # x.shape of whatever x is
 
     def _flag(self, factory: cst.Call, meets: cst.BaseExpression, indentation, bound: FrozenSet[str]) -> None:
         """Report ``factory``; the fix names a tensor's device only if that name was bound

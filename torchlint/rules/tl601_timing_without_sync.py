@@ -7,7 +7,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from torchlint.context import TENSOR
+from torchlint.context import NOT, TENSOR
 from torchlint.context.scopes import Scope, is_training_step_call
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -110,6 +110,16 @@ class TimingWithoutSync(Rule):
             loss = (x @ x).sum()
             value = loss.item()
             elapsed = time.time() - start
+        """),
+        Valid("""
+            import time, torch
+            def evaluate(model, loader, losses, batch_time):
+                end = time.time()
+                for images, target in loader:
+                    loss = model(images.cuda(non_blocking=True), target.cuda(non_blocking=True))
+                    losses.update(loss.item(), images.size(0))
+                    batch_time.update(time.time() - end)
+                    end = time.time()
         """),
         Valid("""
             import time, torch
@@ -279,7 +289,7 @@ class TimingWithoutSync(Rule):
         if is_training_step_call(func):
             return True
         if isinstance(func, cst.Attribute) and self.ctx.tensor_kind(func.value) == TENSOR:
-            return True
+            return self.ctx.tensor_kind(node) != NOT  # x.size(0), x.dim(): metadata, no kernel
         return any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args)
 
 
