@@ -142,6 +142,23 @@ FOUND = {
             for epoch in range(1, 15):
                 train(model, device, train_loader, optimizer)
     """,
+    "a kwargs dict chosen by a conditional expression, as in the VAE example": """
+        import torch
+
+        cuda = torch.cuda.is_available()
+        device = torch.device("cuda" if cuda else "cpu")
+        kwargs = {"num_workers": 1, "pin_memory": True} if cuda else {}
+        train_loader = torch.utils.data.DataLoader(dataset, batch_size=128, shuffle=True, **kwargs)  # expect: TL502
+
+        def train(epoch):
+            for data, _ in train_loader:
+                data = data.to(device)  # expect: TL503
+                model(data).sum().backward()
+                optimizer.step()
+
+        for epoch in range(1, 11):
+            train(epoch)
+    """,
     "loss code known by its base class, also from another file": """
         from torch.nn.modules.loss import _Loss
         from .losses import BaseCriterion

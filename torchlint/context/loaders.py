@@ -62,10 +62,11 @@ def _spread(ctx, node: cst.BaseExpression) -> Tuple[Optional[Dict[str, cst.BaseE
     """The keys and values of a dict built in the current function: a literal or ``dict(...)``,
     then the changes made to it by name before the current statement (``kwargs.update(
     cuda_kwargs)``, ``kwargs["num_workers"] = 4``, ``kwargs.pop("sampler")``); None where
-    something hides a key. Also: whether it was changed."""
+    something hides a key. Also: whether it was changed or chosen (``a if cuda else b``), so
+    that its keys differ between paths."""
     value = ctx.value_of(node.value) if isinstance(node, cst.Name) else node
     found = _literal_items(ctx, value)
-    changed = False
+    changed = isinstance(value, cst.IfExp)
     if found is None or not isinstance(node, cst.Name):
         return found, changed
     for line in _lines_before_current(ctx):
@@ -78,6 +79,11 @@ def _spread(ctx, node: cst.BaseExpression) -> Tuple[Optional[Dict[str, cst.BaseE
 
 
 def _literal_items(ctx, value: Optional[cst.BaseExpression]) -> Optional[Dict[str, cst.BaseExpression]]:
+    """The items of a dict literal, ``dict(...)``, or a choice of two (``{"num_workers": 1}
+    if cuda else {}``: what either may hold, the first where both do)."""
+    if isinstance(value, cst.IfExp):
+        body, orelse = _literal_items(ctx, value.body), _literal_items(ctx, value.orelse)
+        return None if body is None or orelse is None else {**orelse, **body}
     if isinstance(value, cst.Call) and ctx.qualname(value.func) == "builtins.dict" and not positional(value):
         if any(arg.star for arg in value.args):
             return None
