@@ -105,6 +105,21 @@ def descendants(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(iter_children(node))
 
 
+# Scopes and loops of their own: code in them does not run once per run of what holds them.
+_NESTED = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def direct_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes under ``root`` outside nested loops, functions, classes and lambdas (which
+    are yielded, not entered)."""
+    stack = list(iter_children(root))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _NESTED):
+            stack.extend(iter_children(node))
+
+
 # Compound statements and the parts of them that hold statements.
 _STATEMENT_HOLDERS = (
     cst.IndentedBlock, cst.SimpleStatementSuite, cst.If, cst.Else, cst.For, cst.While, cst.With, cst.Try,

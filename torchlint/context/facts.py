@@ -20,7 +20,7 @@ from torchlint.context.tensors import (
     is_tensor_op, merge_kinds,
 )
 from torchlint.syntax import dotted_name, is_name
-from torchlint.walker import descendants, iter_children, simple_statements
+from torchlint.walker import descendants, direct_nodes, iter_children, simple_statements
 
 _JOINS = frozenset("cat concat concatenate stack hstack vstack dstack".split())
 _PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -35,7 +35,6 @@ _DEBUGGING_WORDS = frozenset(
     "visualize visualise plot".split()
 )
 _WARNING_CALLS = frozenset("warn warning error exception critical fatal".split())
-_NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While)
 
 
 _MEMBER_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(TORCH_ONLY_MEMBERS | TENSOR_ONLY_MEMBERS)) + r")\b")
@@ -228,20 +227,10 @@ def _registers(call: cst.BaseExpression) -> bool:
     )
 
 
-def _direct_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes under ``root`` outside nested loops, functions, classes and lambdas."""
-    stack = list(iter_children(root))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _NESTED):
-            stack.extend(iter_children(node))
-
-
 def takes_step(body: cst.CSTNode) -> bool:
     """Does a loop body take an optimisation step itself (``loss.backward()``, ``optimizer.step()``),
     not only in a nested loop?"""
-    return any(isinstance(node, cst.Call) and is_training_step_call(node.func) for node in _direct_nodes(body))
+    return any(isinstance(node, cst.Call) and is_training_step_call(node.func) for node in direct_nodes(body))
 
 
 def evaluates_dataset(function: cst.FunctionDef, qualname: Callable) -> bool:
@@ -250,7 +239,7 @@ def evaluates_dataset(function: cst.FunctionDef, qualname: Callable) -> bool:
     ``model(batch)``), or run under no-grad: an evaluation, not one call of a loss? A loss
     walking a list of predictions (``for i, p in enumerate(preds)``) is neither."""
     parameters = _parameters(function)
-    for node in _direct_nodes(function.body):
+    for node in direct_nodes(function.body):
         if isinstance(node, cst.With) and any(
             isinstance(item.item, cst.Call) and qualname(item.item.func) in _NO_GRAD for item in node.items
         ):

@@ -12,6 +12,7 @@ DataLoader calls it can hold.
 
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -28,6 +29,8 @@ PIN_MEMORY_POSITION = 7
 EPOCH_HOOKS = frozenset({"train_dataloader", "val_dataloader"})  # Lightning iterates their loaders every epoch
 _ITERATION_WRAPPERS = frozenset({"builtins.enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "rich.progress.track"})
 _MAX_DEPTH = 8  # references followed through at most this many hops
+_BATCH_SOURCES = re.compile(r"loader|dataset|batch", re.IGNORECASE)  # what a per-batch loop walks
+_EPOCHS = re.compile(r"epoch", re.IGNORECASE)
 
 Ref = Tuple  # ("loader", call) | ("param", function, name) | ("global", name) | ("attribute", class, name)
 #              | ("returned", owner, name): what a function of the module (owner None) or a class returns
@@ -184,6 +187,15 @@ def unwrap_iteration(ctx, iterable: cst.BaseExpression) -> Optional[cst.BaseExpr
             return None
         iterable = args[0].value
     return iterable
+
+
+def walks_batches(loop: cst.For) -> bool:
+    """Is ``loop`` named as one over batches or items (``for x in train_loader``, ``for b in
+    batches``, ``for i in range(len(dataset))``), not over epochs (``for epoch in range(n)``)?"""
+    walked = [name.value for name in descendants(loop.iter) if isinstance(name, cst.Name)]
+    if any(_EPOCHS.search(name) for name in walked + [dotted_name(loop.target) or ""]):
+        return False
+    return any(_BATCH_SOURCES.search(name) for name in walked)
 
 
 class LoaderSources:

@@ -8,9 +8,10 @@ from typing import List, Set, Tuple
 import libcst as cst
 
 from torchlint.context import STEP, Scope
+from torchlint.context.loaders import walks_batches
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name
-from torchlint.walker import descendants, iter_children
+from torchlint.walker import direct_nodes
 
 _EMPTY_CACHE = frozenset({"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"})
 # Callback methods that run once per iteration (`after_train_iter`, `on_train_batch_end`,
@@ -18,15 +19,12 @@ _EMPTY_CACHE = frozenset({"torch.cuda.empty_cache", "torch.cuda.memory.empty_cac
 _PER_STEP_HOOK = re.compile(
     r"^_?(on_)?(before|after)_(\w+_)?(iter|iteration|batch|step|backward)$|^on_(\w+_)?(batch|step)_(start|end|begin)$"
 )
-_BATCHES = re.compile(r"loader|dataset|batch", re.IGNORECASE)  # what a per-batch loop walks
 _DATASET = re.compile(r"loader|dataset", re.IGNORECASE)  # indexed per item: `dataset[idx]`
-_EPOCHS = re.compile(r"epoch", re.IGNORECASE)
 # A call that runs a model: `model(x)`, `self.net_g(x)`, `self.encoder(x)`, `net.forward(x)`.
 _MODEL_CALL = re.compile(
     r"(^|_)(model|net|net_g|network|generator|encoder|decoder)$|^(forward|predict|generate|infer|inference)$",
     re.IGNORECASE,
 )
-_NESTED = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 class EmptyCacheInLoop(Rule):
@@ -288,12 +286,7 @@ class EmptyCacheInLoop(Rule):
             return True
         if not isinstance(node, cst.For):
             return False
-        walked = [name.value for name in descendants(node.iter) if isinstance(name, cst.Name)]
-        if any(_EPOCHS.search(name) for name in walked + [dotted_name(node.target) or ""]):
-            return False
-        if any(_BATCHES.search(name) for name in walked):
-            return True
-        return any(_runs_model_or_indexes_dataset(child) for child in _direct_nodes(node.body))
+        return walks_batches(node) or any(_runs_model_or_indexes_dataset(child) for child in direct_nodes(node.body))
 
 
 def _tests_unset_attribute(test: cst.BaseExpression) -> bool:
@@ -316,13 +309,3 @@ def _runs_model_or_indexes_dataset(node: cst.CSTNode) -> bool:
         name = dotted_name(node.value)
         return name is not None and bool(_DATASET.search(name.rsplit(".", 1)[-1]))
     return False
-
-
-def _direct_nodes(root: cst.CSTNode):
-    """The nodes of a loop body outside nested loops, functions and classes."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _NESTED):
-            stack.extend(iter_children(node))

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from typing import Optional
 
 import libcst as cst
 
-from torchlint.context.loaders import unwrap_iteration
+from torchlint.context.loaders import walks_batches
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, literal_value, method_call, positional
+from torchlint.syntax import literal_value, method_call, positional
 from torchlint.walker import descendants
 
 _TRAINING_LOOP = "training loop"  # the hot reason FileContext gives a loop that takes a step itself
-_BATCHES = re.compile(r"(loader|batches)$", re.IGNORECASE)
 _EXITS = (cst.Continue, cst.Break, cst.Return, cst.Raise)
 
 
@@ -252,9 +250,7 @@ class CheckpointEveryStep(Rule):
 
     def _saves_state(self, loop: cst.For, save: cst.Call) -> bool:
         """A loop over a DataLoader or batches that saves a ``state_dict()``."""
-        iterable = unwrap_iteration(self.ctx, loop.iter)
-        name = dotted_name(iterable) if iterable is not None else None
-        if name is None or not _BATCHES.search(name):
+        if not walks_batches(loop):
             return False
         args = positional(save)
         return bool(args) and any(method_call(inner, "state_dict") is not None for inner in descendants(args[0].value))
