@@ -64,6 +64,8 @@ def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable,
             method = parent.attr.value
             if not (isinstance(grand, cst.Call) and grand.func is parent) or method in _HOST_OR_MOVE:
                 return _Flow(None, current, parent)
+            if method == "type" and any(method_call(arg.value, "type") is not None for arg in grand.args):
+                return _Flow(None, current, parent)  # m.type(x.type()): moved to x's device (TL101's case)
             if method.endswith("_") and not method.startswith("_"):
                 return _Flow(None, current, parent)  # buf.copy_(x): written in place, a host buffer
             met = _tensor_among(kind, (arg.value for arg in grand.args))
@@ -75,7 +77,10 @@ def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable,
                 return _Flow(None, current, parent)
         elif isinstance(parent, cst.Index) and isinstance(grand, cst.SubscriptElement) and i >= 2:
             subscript = ancestors[i - 2]
-            if isinstance(subscript, cst.Subscript) and kind(subscript.value) == TENSOR:
+            if isinstance(subscript, cst.Subscript) and kind(subscript.value) == TENSOR and not any(
+                element is not grand and isinstance(element.slice, cst.Index) and kind(element.slice.value) == HOST
+                for element in subscript.slice
+            ):  # x[host_rows, host_cols]: the other host index is copied over anyway
                 return _Flow(subscript.value, current, parent)
             return _Flow(None, current, parent)
         elif isinstance(parent, cst.BinaryOperation):
@@ -214,7 +219,9 @@ class FactoryMeetsDeviceTensor(Rule):
         "host (`.cpu()`, `.numpy()`, `.tolist()`, `.item()` on it, or a size handed to "
         "`x.view(...)`, `x.reshape(...)`, `x.expand(...)` and the like), when only elements of a "
         "vector meet device tensors (`perm[i]` of `perm = torch.randperm(n)` is 0-d, and a 0-d CPU "
-        "tensor mixes with CUDA tensors without a copy), when it is moved (TL101), for "
+        "tensor mixes with CUDA tensors without a copy), when it indexes a device tensor next to "
+        "another host index (`x[rows, host_cols]`: that one is copied anyway), when it is moved "
+        "(TL101, also `m.type(x.type())`), for "
         "`*_like`/`new_*` factories (they inherit the device), when `device=` or `**kwargs` is "
         "passed, for `torch.tensor(t)` of a tensor `t` (it keeps `t`'s device), for 0-d "
         "`torch.tensor(1.0)` (a CPU scalar mixes with CUDA tensors without a copy), and for "
@@ -222,6 +229,16 @@ class FactoryMeetsDeviceTensor(Rule):
         "a CUDA device)."
     )
     valid = (
+        Valid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, inputs, samples, cov):
+                    frames = torch.tensor([s.frame for s in samples], dtype=torch.int64)
+                    rows = torch.arange(len(inputs))
+                    keys = inputs[rows, frames]
+                    eye = torch.eye(cov.shape[0]).type(cov.type())
+                    return keys, cov * eye
+        """),
         Valid("""
             import torch
             class M(nn.Module):
