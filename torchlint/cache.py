@@ -19,12 +19,13 @@ from typing import Dict, List, Optional
 import torchlint
 from torchlint.config import Settings
 from torchlint.diagnostics import Diagnostic, Edit, Fix
+from torchlint.project import ProjectFacts
 from torchlint.source import write_atomic
 
 DEFAULT_DIRECTORY = ".torchlint_cache"
 _TAG_NAME = "CACHEDIR.TAG"
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory is torchlint's cache.\n"
-_FORMAT = 1
+_FORMAT = 2
 
 
 def default_directory(settings: Settings) -> str:
@@ -90,18 +91,21 @@ class Cache:
             if entry["key"] != key:
                 return None
             return {"diagnostics": [decode_diagnostic(d) for d in entry["diagnostics"]],
-                    "errors": [str(e) for e in entry["errors"]]}
+                    "errors": [str(e) for e in entry["errors"]], "project": _decode_project(entry["project"])}
         except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             self._warn(f"ignoring unreadable cache entry {entry_path} ({type(exc).__name__})")
             return None
 
-    def store(self, path: str, key: str, diagnostics: List[Diagnostic], errors: List[str]) -> None:
+    def store(
+        self, path: str, key: str, diagnostics: List[Diagnostic], errors: List[str], project: ProjectFacts,
+    ) -> None:
         if not self._writable:
             return
         entry = {"format": _FORMAT, "path": path, "key": key,
-                 "diagnostics": [encode_diagnostic(d) for d in diagnostics], "errors": errors}
+                 "diagnostics": [encode_diagnostic(d) for d in diagnostics], "errors": errors,
+                 "project": _encode_project(project)}
         entry_path = self._entry_path(path)
         try:
             self._prepare(os.path.dirname(entry_path))
@@ -151,3 +155,15 @@ def decode_diagnostic(data: Dict[str, object]) -> Diagnostic:
         edits = tuple(Edit(tuple(e["start"]), tuple(e["end"]), e["content"]) for e in fix["edits"])
         fix = Fix(fix["applicability"], edits)
     return Diagnostic(**{**data, "fix": fix})
+
+
+def _encode_project(project: ProjectFacts) -> Dict[str, object]:
+    return dataclasses.asdict(project)
+
+
+def _decode_project(data: Dict[str, object]) -> ProjectFacts:
+    return ProjectFacts(
+        hot_calls=[(str(target), str(kind)) for target, kind in data["hot_calls"]],
+        calls={str(caller): [str(callee) for callee in callees] for caller, callees in data["calls"].items()},
+        waiting={str(function): tuple(str(kind) for kind in kinds) for function, kinds in data["waiting"].items()},
+    )

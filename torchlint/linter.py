@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import warnings
 from dataclasses import dataclass, field
-from typing import FrozenSet, List, Sequence, Type
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -14,6 +14,7 @@ from torchlint.context import FileContext
 from torchlint.diagnostics import SAFE, Diagnostic, Edit, Fix
 from torchlint.noqa import noqa_by_line, suppressed, unused_noqa
 from torchlint.positions import Positions
+from torchlint.project import ProjectFacts
 from torchlint.rules.base import Finding, Rule
 from torchlint.walker import DispatchTable, walk
 
@@ -26,6 +27,7 @@ class LintResult:
     diagnostics: List[Diagnostic] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)  # internal errors, one line each
     parsed: bool = True
+    project: ProjectFacts = field(default_factory=ProjectFacts)  # what the other files of a run need
 
 
 class _RuleFailed(Exception):
@@ -41,10 +43,12 @@ def lint_text(
     hot_functions: FrozenSet[str] = frozenset(),
     apply_noqa: bool = True,
     report_unused_noqa: bool = False,
+    hot_elsewhere: Optional[Dict[str, str]] = None,
 ) -> LintResult:
     """Every rule's findings in ``text``, without those ``# noqa`` suppresses (unless not
-    ``apply_noqa``), and TL003 for suppressions that suppress nothing if asked."""
-    result = _lint(text, path, rules, hot_functions)
+    ``apply_noqa``), and TL003 for suppressions that suppress nothing if asked.
+    ``hot_elsewhere``: module-level functions hot code in other files calls (``torchlint.project``)."""
+    result = _lint(text, path, rules, hot_functions, hot_elsewhere)
     if apply_noqa and result.parsed:
         found = result.diagnostics
         if found:
@@ -57,7 +61,10 @@ def lint_text(
     return result
 
 
-def _lint(text: str, path: str, rules: Sequence[Type[Rule]], hot_functions: FrozenSet[str]) -> LintResult:
+def _lint(
+    text: str, path: str, rules: Sequence[Type[Rule]], hot_functions: FrozenSet[str],
+    hot_elsewhere: Optional[Dict[str, str]],
+) -> LintResult:
     result = LintResult()
     if len(text) > MAX_SOURCE_CHARS:
         result.parsed = False
@@ -84,12 +91,15 @@ def _lint(text: str, path: str, rules: Sequence[Type[Rule]], hot_functions: Froz
         return result
     while True:
         try:
-            findings = _run_rules(module, text, active, hot_functions, path)
+            findings, context = _run_rules(module, text, active, hot_functions, path, hot_elsewhere)
             break
         except _RuleFailed as failure:
             result.errors.append(str(failure))
             active = [rule for rule in active if rule is not failure.rule_type]
-    kept = [f for f in findings if f.counts()]
+    kept, unsettled = [], []
+    for finding in findings:
+        (kept if finding.counts() else unsettled).append(finding)
+    result.project = context.project_facts(unsettled)
     if kept:
         wanted = [f.node for f in kept] + [r.node for f in kept for r in f.replacements]
         positions = Positions(module, wanted)
@@ -98,9 +108,10 @@ def _lint(text: str, path: str, rules: Sequence[Type[Rule]], hot_functions: Froz
 
 
 def _run_rules(
-    module: cst.Module, text: str, rule_types: Sequence[Type[Rule]], hot_functions: FrozenSet[str], path: str = ""
-) -> List[Finding]:
-    context = FileContext(module, text, hot_functions, path)
+    module: cst.Module, text: str, rule_types: Sequence[Type[Rule]], hot_functions: FrozenSet[str], path: str = "",
+    hot_elsewhere: Optional[Dict[str, str]] = None,
+) -> Tuple[List[Finding], FileContext]:
+    context = FileContext(module, text, hot_functions, path, hot_elsewhere)
     findings: List[Finding] = []
     seen = set()
 
@@ -118,7 +129,7 @@ def _run_rules(
         raise
     except Exception as error:  # a rule's hook raised: find which, report it, go on without it
         raise _RuleFailed(_culprit(error, rules), error) from error
-    return findings
+    return findings, context
 
 
 def _culprit(error: BaseException, rules: List[Rule]) -> Rule:

@@ -7,7 +7,7 @@ import difflib
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Callable, Counter, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Counter, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 from torchlint.cache import Cache, content_key
 from torchlint.codes import UNUSED_NOQA, io_error
@@ -17,6 +17,7 @@ from torchlint.fixes import fix_text
 from torchlint.linter import LintResult, lint_text
 from torchlint.notebooks import NotebookSource, is_notebook, parse_notebook
 from torchlint.noqa import add_noqa
+from torchlint.project import ProjectFacts, resolve
 from torchlint.rules import ALL_RULES
 from torchlint.rules.base import Rule
 from torchlint.source import SourceError, decode, read_bytes, write_atomic
@@ -34,6 +35,7 @@ class FileOutcome:
     new_contents: Optional[bytes] = None  # from stdin: the contents after the fixes
     diff: str = ""
     content_key: Optional[str] = None  # digest of the bytes that were linted; None if unread
+    project: ProjectFacts = field(default_factory=ProjectFacts)  # for findings across files
 
 
 @dataclass(frozen=True)
@@ -46,17 +48,23 @@ def rules_for(settings: Settings, path: Optional[str] = None) -> List[Type[Rule]
     return [rule for rule in ALL_RULES if settings.enabled(rule.code, path)]
 
 
-def process_file(path: str, settings: Settings, options: Options) -> FileOutcome:
+def process_file(
+    path: str, settings: Settings, options: Options, hot_elsewhere: Optional[Dict[str, str]] = None
+) -> FileOutcome:
     try:
         data = read_bytes(path)
     except SourceError as exc:
         return FileOutcome(path, diagnostics=[io_error(path, str(exc))])
-    return process_source(path, data, settings, options)
+    return process_source(path, data, settings, options, hot_elsewhere=hot_elsewhere)
 
 
-def process_source(path: str, data: bytes, settings: Settings, options: Options, stdin: bool = False) -> FileOutcome:
+def process_source(
+    path: str, data: bytes, settings: Settings, options: Options, stdin: bool = False,
+    hot_elsewhere: Optional[Dict[str, str]] = None,
+) -> FileOutcome:
     """Lint (or fix, diff, add ``# noqa`` to) ``data``, the contents of ``path``. From ``stdin``,
-    nothing is written: the new contents are kept in the outcome."""
+    nothing is written: the new contents are kept in the outcome. ``hot_elsewhere``: its
+    functions that hot code in other files calls (``torchlint.project``)."""
     outcome = FileOutcome(path)
     try:
         source = parse_notebook(data) if is_notebook(path) else decode(data)
@@ -68,7 +76,9 @@ def process_source(path: str, data: bytes, settings: Settings, options: Options,
     report_unused_noqa = settings.enabled(UNUSED_NOQA, path)
 
     def lint(text: str) -> LintResult:
-        return lint_text(text, path, rules, settings.hot_functions, report_unused_noqa=report_unused_noqa)
+        return lint_text(
+            text, path, rules, settings.hot_functions, report_unused_noqa=report_unused_noqa, hot_elsewhere=hot_elsewhere
+        )
 
     text = source.text
     if options.mode in (CHECK, ADD_NOQA):
@@ -91,6 +101,7 @@ def process_source(path: str, data: bytes, settings: Settings, options: Options,
         outcome.diagnostics = source.locate(result.diagnostics) + source.cell_syntax_errors(path)
     else:
         outcome.diagnostics = result.diagnostics
+        outcome.project = result.project
     outcome.errors.extend(f"{path}: {message}" for message in result.errors)
     return outcome
 
@@ -183,10 +194,27 @@ def run(
         index = todo[index]
         outcomes[index] = outcome
         if cache and outcome.content_key:  # keyed on the very bytes that were linted
-            cache.store(outcome.path, outcome.content_key, outcome.diagnostics, outcome.errors)
+            cache.store(outcome.path, outcome.content_key, outcome.diagnostics, outcome.errors, outcome.project)
         if progress:
             progress(1)
+    _relint_reached(outcomes, settings, options, jobs)  # type: ignore[arg-type]
     return outcomes  # type: ignore[return-value]
+
+
+def _relint_reached(outcomes: List[FileOutcome], settings: Settings, options: Options, jobs: int) -> None:
+    """Lint again, with those functions hot, the files whose functions hot code in other files
+    calls (``torchlint.project``); a second fixing pass adds to the first's count."""
+    reached = resolve([outcome.project for outcome in outcomes])
+    todo = [(index, hot) for index, hot in enumerate(reached) if hot]
+    paths = [outcomes[index].path for index, _ in todo]
+    hot_elsewhere = [hot for _, hot in todo]
+    for position, outcome in _lint_files(paths, settings, options, jobs, hot_elsewhere):
+        index = todo[position][0]
+        first = outcomes[index]
+        if options.mode in (FIX, ADD_NOQA):
+            outcome.fixed += first.fixed
+            outcome.fixed_codes += first.fixed_codes
+        outcomes[index] = outcome
 
 
 def _content_key(path: str) -> Optional[str]:
@@ -196,16 +224,20 @@ def _content_key(path: str) -> Optional[str]:
         return None
 
 
-def process_file_safely(path: str, settings: Settings, options: Options) -> FileOutcome:
+def process_file_safely(
+    path: str, settings: Settings, options: Options, hot_elsewhere: Optional[Dict[str, str]] = None
+) -> FileOutcome:
     """``process_file`` that turns an unexpected exception into a one-line error for the file."""
     try:
-        return process_file(path, settings, options)
+        return process_file(path, settings, options, hot_elsewhere)
     except Exception as exc:
         return FileOutcome(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
 
 
-def _process_chunk(paths: Sequence[str], settings: Settings, options: Options) -> List[FileOutcome]:
-    return [process_file_safely(path, settings, options) for path in paths]
+def _process_chunk(
+    paths: Sequence[str], settings: Settings, options: Options, hot: Sequence[Optional[Dict[str, str]]]
+) -> List[FileOutcome]:
+    return [process_file_safely(path, settings, options, hot_elsewhere) for path, hot_elsewhere in zip(paths, hot)]
 
 
 MIN_FILES_PER_JOB = 4
@@ -213,19 +245,23 @@ MAX_CHUNK = 16
 
 
 def _lint_files(
-    paths: Sequence[str], settings: Settings, options: Options, jobs: int
+    paths: Sequence[str], settings: Settings, options: Options, jobs: int,
+    hot_elsewhere: Optional[Sequence[Dict[str, str]]] = None,
 ) -> Iterator[Tuple[int, FileOutcome]]:
-    """(index, outcome) for every path, in completion order; worker processes if worth it."""
+    """(index, outcome) for every path, in completion order; worker processes if worth it.
+    ``hot_elsewhere``: for each path, its functions that hot code in other files calls."""
+    hot: Sequence[Optional[Dict[str, str]]] = hot_elsewhere or [None] * len(paths)
     jobs = min(jobs, len(paths) // MIN_FILES_PER_JOB)
     if jobs <= 1:
         for index, path in enumerate(paths):
-            yield index, process_file_safely(path, settings, options)
+            yield index, process_file_safely(path, settings, options, hot[index])
         return
     size = max(1, min(MAX_CHUNK, len(paths) // (jobs * 8)))
     chunks = [range(start, min(start + size, len(paths))) for start in range(0, len(paths), size)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = {
-            pool.submit(_process_chunk, [paths[i] for i in chunk], settings, options): chunk for chunk in chunks
+            pool.submit(_process_chunk, [paths[i] for i in chunk], settings, options, [hot[i] for i in chunk]): chunk
+            for chunk in chunks
         }
         for future in as_completed(futures):
             chunk = futures[future]

@@ -9,7 +9,7 @@ re-deriving the answers. Names resolve through enclosing functions to the module
 
 from __future__ import annotations
 
-from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -18,9 +18,9 @@ from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
     FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, host_consumed,
-    takes_step, warning_call,
+    off_gpu_branch, takes_step, warning_call,
 )
-from torchlint.context.imports import ImportTable
+from torchlint.context.imports import ImportTable, module_name
 from torchlint.context.loaders import LoaderSources
 from torchlint.context.scopes import (
     MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers,
@@ -29,25 +29,37 @@ from torchlint.context.tensors import (
     BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference,
     dimension_source, parameter_kind, shape_source,
 )
+from torchlint.project import ProjectFacts
 from torchlint.syntax import dotted_name
+
+if TYPE_CHECKING:
+    from torchlint.rules.base import Finding
 
 __all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "BATCH", "MODEL", "STEP"]
 
 _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+# Calls that are never to a function of the project being linted.
+_NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "logging.")
 
 
 class FileContext:
     def __init__(
-        self, module: cst.Module, text: str, hot_functions: FrozenSet[str] = frozenset(), path: str = ""
+        self, module: cst.Module, text: str, hot_functions: FrozenSet[str] = frozenset(), path: str = "",
+        hot_elsewhere: Optional[Dict[str, str]] = None,
     ) -> None:
+        """``hot_elsewhere``: module-level functions that hot code in other files calls, and
+        the kind of that code (see ``torchlint.project``)."""
         self.module = module
         self.text = text  # the source ``module`` was parsed from
         self.path = path
-        self.imports = ImportTable()
+        self.module_name = module_name(path)
+        package = self.module_name if path.endswith("__init__.py") else self.module_name.rpartition(".")[0]
+        self.imports = ImportTable(package)
         self.ancestors: List[cst.CSTNode] = []
         self.module_scope = Scope("module", "<module>", None, module)
         self.scope = self.module_scope
         self._hot_functions = hot_functions
+        self._hot_elsewhere = hot_elsewhere or {}
         self._scopes: List[Scope] = []  # every function and loop, for settling hot paths
         self._bindings: Dict[Scope, Bindings] = {self.module_scope: Bindings()}
         self._current = self._bindings[self.module_scope]
@@ -190,13 +202,36 @@ class FileContext:
     def in_export_branch(self) -> bool:
         """Inside a branch that runs only while exporting, tracing or scripting the model
         (``if torch.onnx.is_in_onnx_export():``, ``if self.onnx_trace:``)."""
+        return self._in_branch(export_only_branch)
+
+    def in_off_gpu_branch(self) -> bool:
+        """Inside a branch that runs only for tensors off the GPU (``if x.is_cpu:``, ``if
+        x.device.type == "mps":``, the ``else`` of ``if x.is_cuda:``)."""
+        return self._in_branch(off_gpu_branch)
+
+    def _in_branch(self, only_branch: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+        """In the branch of an ``if`` that ``only_branch`` says runs only under its condition
+        (also the right side of ``cond and ...``), or after an ``if`` whose other branch
+        returns (``if x.is_cuda: return fast(x)``)."""
         ancestors = self.ancestors
         for index, node in enumerate(ancestors[:-1]):
             if isinstance(node, cst.If):
                 branch = ancestors[index + 1]
                 taken = "body" if branch is node.body else "orelse" if branch is node.orelse else None
-                if taken is not None and export_only_branch(node.test, self.qualname) == taken:
+                if taken is not None and only_branch(node.test) == taken:
                     return True
+            elif isinstance(node, cst.BooleanOperation) and ancestors[index + 1] is node.right:
+                needed = "body" if isinstance(node.operator, cst.And) else "orelse"  # `a and b`: b runs if a holds
+                if only_branch(node.left) == needed:
+                    return True
+            elif isinstance(node, cst.IndentedBlock):
+                here = ancestors[index + 1]
+                for statement in node.body:
+                    if statement is here:
+                        break
+                    if (isinstance(statement, cst.If) and statement.orelse is None and self._terminates(statement.body)
+                            and only_branch(statement.test) == "orelse"):
+                        return True
         return False
 
     def sized_tensor(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
@@ -324,9 +359,40 @@ class FileContext:
         return any(isinstance(node, types) for node in self.ancestors)
 
     def leave_Module(self, node: cst.Module) -> None:
-        """Resolve hotness that depends on the whole file (helpers of hot code); rules'
-        own ``leave_Module`` hooks run after this."""
+        """Resolve hotness that depends on the whole file (helpers of hot code, and functions
+        hot code in other files calls); rules' own ``leave_Module`` hooks run after this."""
+        for scope in self._scopes:
+            kind = self._hot_elsewhere.get(scope.name) if self._importable(scope) else None
+            if kind is not None and scope.hot_reason is None and not scope.cold:
+                scope.hot_reason, scope.hot_kind = f"{scope.name} (called from hot code in another file)", kind
         settle_helpers(self.module_scope, self._scopes)
+
+    def project_facts(self, unsettled: Sequence[Finding]) -> ProjectFacts:
+        """What this file tells the other files of the run (see ``torchlint.project``);
+        ``unsettled`` are the findings that did not count here."""
+        facts = ProjectFacts()
+        if not self.module_name:
+            return facts
+        own = f"{self.module_name}."
+        for scope in self._scopes:
+            kind = scope.hot_kind_of()
+            if kind is not None:
+                facts.hot_calls.extend((target, kind) for target in sorted(scope.imported))
+            elif self._importable(scope.function) and scope.imported:
+                facts.calls.setdefault(own + scope.function.name, []).extend(sorted(scope.imported))
+        for finding in unsettled:
+            function = finding.hot_scope.function if finding.hot_scope is not None else None
+            if function is None or not self._importable(function) or function.cold:
+                continue
+            known = facts.waiting.get(own + function.name, ())
+            kinds = tuple(kind for kind in (MODEL, STEP) if kind in known or _counts_if_hot(finding, function, kind))
+            if kinds:
+                facts.waiting[own + function.name] = kinds
+        return facts
+
+    def _importable(self, scope: Scope) -> bool:
+        """A module-level function, which other modules can import and call."""
+        return scope.kind == "function" and scope.parent is self.module_scope
 
     # ---- names --------------------------------------------------------------------------
     @property
@@ -561,6 +627,9 @@ class FileContext:
             isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
         ):
             scope.called.add(dotted_name(func) or "")
+        target = self.qualname(func)
+        if target is not None and not target.startswith(_NOT_PROJECT):
+            scope.imported.add(target)
 
     def leave_Assign(self, node: cst.Assign) -> None:
         kind = self._bound_kinds.kind(node.value)
@@ -657,4 +726,13 @@ def _splits(value: Optional[cst.BaseExpression]) -> bool:
     return isinstance(value, cst.Call) and not (
         isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Name) and value.func.value.value == "self"
     )
+
+
+def _counts_if_hot(finding: "Finding", function: Scope, kind: str) -> bool:
+    """Would ``finding`` count if hot code of ``kind`` in another file called ``function``?"""
+    function.hot_reason, function.hot_kind = "called from another file", kind
+    try:
+        return finding.counts()
+    finally:
+        function.hot_reason = function.hot_kind = None
 

@@ -303,19 +303,68 @@ def warning_call(func: cst.BaseExpression) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] in _WARNING_CALLS
 
 
-def export_only_branch(test: cst.BaseExpression, qualname: Callable) -> Optional[str]:
-    """Which branch of ``if test:`` runs only while exporting, tracing or scripting:
-    "body", "orelse" (for ``if not torch.jit.is_scripting():``) or None."""
+def only_branch(test: cst.BaseExpression, basic: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[str]:
+    """Which branch of ``if test:`` runs only under a condition that ``basic`` recognises in a
+    test without ``not``/``and``/``or`` ("body" when the test holds, "orelse" when it fails):
+    "body", "orelse" or None, combining ``not``, ``and`` and ``or`` as logic says."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = export_only_branch(test.expression, qualname)
+        inner = only_branch(test.expression, basic)
         return {"body": "orelse", "orelse": "body"}.get(inner or "")
     if isinstance(test, cst.BooleanOperation):
-        sides = [export_only_branch(test.left, qualname), export_only_branch(test.right, qualname)]
+        sides = [only_branch(test.left, basic), only_branch(test.right, basic)]
         if isinstance(test.operator, cst.Or) and sides == ["body", "body"]:
             return "body"
         if isinstance(test.operator, cst.And) and "body" in sides:
             return "body"
         return None
+    return basic(test)
+
+
+def export_only_branch(test: cst.BaseExpression) -> Optional[str]:
+    """Which branch of ``if test:`` runs only while exporting, tracing or scripting:
+    "body", "orelse" (for ``if not torch.jit.is_scripting():``) or None."""
+    return only_branch(test, _export_check)
+
+
+def _export_check(test: cst.BaseExpression) -> Optional[str]:
     checked = test.func if isinstance(test, cst.Call) else test
     name = dotted_name(checked)
     return "body" if name is not None and _EXPORT_CHECK.search(name.rsplit(".", 1)[-1]) else None
+
+
+def off_gpu_branch(test: cst.BaseExpression) -> Optional[str]:
+    """Which branch of ``if test:`` runs only for tensors off the GPU (``if x.is_cpu:``,
+    ``if x.device.type == "mps":``, the ``else`` of ``if x.is_cuda:``): "body", "orelse" or None."""
+    return only_branch(test, _device_check)
+
+
+def _device_check(test: cst.BaseExpression) -> Optional[str]:
+    name = dotted_name(test) or ""
+    if name.endswith((".is_cpu", ".is_mps")):
+        return "body"
+    if name.endswith(".is_cuda"):
+        return "orelse"
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    left, target = dotted_name(test.left) or "", test.comparisons[0]
+    operator, right = target.operator, target.comparator
+    devices = _device_names(right)
+    if devices is None or not (left.endswith(".device.type") or left.endswith(".device")):
+        return None
+    if isinstance(operator, (cst.Equal, cst.In)):
+        return "body" if "cuda" not in devices else "orelse" if devices == {"cuda"} else None
+    if isinstance(operator, (cst.NotEqual, cst.NotIn)):
+        return "body" if devices == {"cuda"} else None
+    return None
+
+
+def _device_names(node: cst.BaseExpression) -> Optional[Set[str]]:
+    """``{"cpu"}`` for ``"cpu"`` or ``torch.device("cpu")``, ``{"cpu", "mps"}`` for ``("cpu", "mps")``."""
+    if isinstance(node, cst.Call) and dotted_name(node.func) in ("torch.device", "device") and node.args:
+        node = node.args[0].value
+    if isinstance(node, cst.SimpleString):
+        return {str(node.evaluated_value).split(":")[0]}
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        names = [_device_names(element.value) for element in node.elements]
+        return set().union(*names) if names and all(n is not None for n in names) else None
+    return None

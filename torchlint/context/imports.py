@@ -6,7 +6,9 @@ dotted name, filled as import statements are met.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+import functools
+import os
+from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
@@ -38,7 +40,9 @@ _STAR_CONVENTIONS = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.function
 
 
 class ImportTable:
-    def __init__(self) -> None:
+    def __init__(self, package: str = "") -> None:
+        """``package``: the dotted package the file belongs to, for relative imports."""
+        self.package = package
         self.names: Dict[str, str] = {}
         self.module_level: Dict[str, str] = {}  # the names imported at module level: usable anywhere
         self.star = False  # the module has a `from ... import *`
@@ -64,9 +68,7 @@ class ImportTable:
             if isinstance(node.names, cst.ImportStar):
                 self.star = True
                 return
-            if node.relative or node.module is None:
-                return
-            module = dotted_name(node.module)
+            module = self._absolute(node)
             for alias in node.names:
                 name = dotted_name(alias.name)
                 if module is None or name is None:
@@ -75,6 +77,18 @@ class ImportTable:
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                     local = alias.asname.name.value
                 self.names[local] = f"{module}.{name}"
+
+    def _absolute(self, node: cst.ImportFrom) -> Optional[str]:
+        """The module ``from <module> import ...`` names, relative ones (``from ..ops``) resolved."""
+        module = dotted_name(node.module) if node.module is not None else None
+        if not node.relative:
+            return module
+        parts = self.package.split(".") if self.package else []
+        up = len(node.relative) - 1
+        if up > len(parts):
+            return None
+        base = ".".join(parts[: len(parts) - up])
+        return ".".join(part for part in (base, module) if part) or None
 
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
         """The dotted name ``node`` refers to, or None when it is not an imported name."""
@@ -100,3 +114,23 @@ class ImportTable:
 
     def imports(self, prefix: str) -> bool:
         return any(t == prefix or t.startswith(prefix + ".") for t in self.names.values())
+
+
+def module_name(path: str) -> str:
+    """``pkg.sub.mod`` for ``.../pkg/sub/mod.py`` (packages are folders with ``__init__.py``);
+    ``train`` for a script ``train.py`` outside any package; "" for what is not a ``.py`` file."""
+    if not path.endswith(".py"):
+        return ""
+    directory, name = os.path.split(os.path.abspath(path))
+    package = _package(directory)
+    own = [] if name == "__init__.py" else [name[:-3]]
+    return ".".join([*package, *own])
+
+
+@functools.lru_cache(maxsize=1024)
+def _package(directory: str) -> Tuple[str, ...]:
+    """The dotted package a folder is (empty outside packages)."""
+    if not os.path.isfile(os.path.join(directory, "__init__.py")):
+        return ()
+    parent, name = os.path.split(directory)
+    return (*_package(parent), name) if parent != directory else (name,)

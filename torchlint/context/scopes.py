@@ -49,6 +49,7 @@ class Scope:
     hot_kind: Optional[str] = None  # MODEL or STEP, set together with hot_reason
     methods: Dict[str, "Scope"] = field(default_factory=dict)  # functions and classes defined directly inside
     called: Set[str] = field(default_factory=set)  # names of helpers called from here
+    imported: Set[str] = field(default_factory=set)  # qualified names of imported functions called from here
     bases: Tuple[str, ...] = ()  # class scopes: the dotted names of the bases
     cold: bool = False  # evaluation over a dataset: never hot, whatever calls it
     steps: bool = False  # a function that takes an optimisation step (`.backward()` outside loops)

@@ -51,9 +51,10 @@ def _element(subscript: cst.Subscript, kind: Callable) -> bool:
 
 
 def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable, qualname: Callable,
-            vector: bool = False) -> _Flow:
+            copied_anyway: Callable[[cst.BaseExpression], bool], vector: bool = False) -> _Flow:
     """Where the host tensor ``node`` goes; ``vector``: it is one-dimensional, so an element
-    of it is a 0-d tensor, which mixes with device tensors without a copy."""
+    of it is a 0-d tensor, which mixes with device tensors without a copy. ``copied_anyway``
+    tells an index that crosses to the device whatever happens to this one."""
     current = node
     i = len(ancestors) - 1
     while i >= 0:
@@ -78,9 +79,8 @@ def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable,
         elif isinstance(parent, cst.Index) and isinstance(grand, cst.SubscriptElement) and i >= 2:
             subscript = ancestors[i - 2]
             if isinstance(subscript, cst.Subscript) and kind(subscript.value) == TENSOR and not any(
-                element is not grand and isinstance(element.slice, cst.Index) and kind(element.slice.value) == HOST
-                for element in subscript.slice
-            ):  # x[host_rows, host_cols]: the other host index is copied over anyway
+                isinstance(element.slice, cst.Index) and copied_anyway(element.slice.value) for element in subscript.slice
+            ):  # x[rows, torch.tensor(frame_ids)]: the host's data is copied over anyway
                 return _Flow(subscript.value, current, parent)
             return _Flow(None, current, parent)
         elif isinstance(parent, cst.BinaryOperation):
@@ -220,7 +220,8 @@ class FactoryMeetsDeviceTensor(Rule):
         "`x.view(...)`, `x.reshape(...)`, `x.expand(...)` and the like), when only elements of a "
         "vector meet device tensors (`perm[i]` of `perm = torch.randperm(n)` is 0-d, and a 0-d CPU "
         "tensor mixes with CUDA tensors without a copy), when it indexes a device tensor next to "
-        "another host index (`x[rows, host_cols]`: that one is copied anyway), when it is moved "
+        "an index holding data the host built, or next to one (`x[rows, torch.tensor(frame_ids)]`: "
+        "that data crosses to the device anyway), when it is moved "
         "(TL101, also `m.type(x.type())`), for "
         "`*_like`/`new_*` factories (they inherit the device), when `device=` or `**kwargs` is "
         "passed, for `torch.tensor(t)` of a tensor `t` (it keeps `t`'s device), for 0-d "
@@ -523,7 +524,7 @@ class FactoryMeetsDeviceTensor(Rule):
         if not self._builds_on_host(node):
             return
         vector = one_dimensional(host_factory(self.ctx, node), node)
-        flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname, vector)
+        flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname, self._copied_anyway, vector)
         if flow.meets is not None:
             self._flag(node, flow.meets, self.ctx.indentation(), self.ctx.bound_names())
             return
@@ -540,9 +541,17 @@ class FactoryMeetsDeviceTensor(Rule):
             return
         if self.ctx.uses_member(node.value, _HOST_OR_MOVE):
             return
-        flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname, stored[4])
+        flow = _follow(
+            node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname, self._copied_anyway, stored[4]
+        )
         if flow.meets is not None:
             self._flag(stored[0], flow.meets, stored[2], stored[3])
+
+    def _copied_anyway(self, index: cst.BaseExpression) -> bool:
+        """A host index of data the host built (``torch.tensor(frame_ids)``): it crosses to the
+        device whatever the factory next to it does."""
+        value = self.ctx.value_of(index.value) if isinstance(index, cst.Name) else index
+        return self.ctx.tensor_kind(index) == HOST and host_factory(self.ctx, value) in DATA_FACTORIES
 
     def _builds_on_host(self, node: cst.Call) -> bool:
         factory = host_factory(self.ctx, node)

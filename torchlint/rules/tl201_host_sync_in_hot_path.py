@@ -7,7 +7,7 @@ from typing import Callable, Iterable, Optional
 import libcst as cst
 
 from torchlint.context import TENSOR
-from torchlint.context.facts import warning_call
+from torchlint.context.facts import off_gpu_branch, warning_call
 from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
@@ -86,7 +86,9 @@ class HostSyncInHotPath(Rule):
         "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
         "that `python -O` removes), in a lambda that builds a message (`check(ok, lambda: "
-        "f\"got {x.max().item()}\")`: it runs only when the check fails), in the first statement "
+        "f\"got {x.max().item()}\")`: it runs only when the check fails), in code that runs only off "
+        "the GPU (`if x.device.type == \"cpu\":`, `if x.is_cpu:`, after `if x.is_cuda: return ...`), "
+        "in the first statement "
         "under a test that has just synchronised (`if loss.item() > 1: print(loss.item())`: the "
         "queue is empty, the second read waits for nothing), for shapes and sizes (`int(x.shape[0])`), for identity tests "
         "(`if mask is None`), or for bare parameters whose use shows nothing tensor-like "
@@ -94,6 +96,18 @@ class HostSyncInHotPath(Rule):
         "only in host memory (already there when they come from the collate function)."
     )
     valid = (
+        Valid("""
+            import torch
+            class Normalize(nn.Module):
+                def forward(self, x):
+                    if x.device.type == "cpu" and not torch.all((x >= 0) & (x <= 1)):
+                        x = x.sigmoid()
+                    if x.is_cuda:
+                        return self.fused(x)
+                    while not bool(x.isfinite().all()):
+                        x = x.nan_to_num()
+                    return x
+        """),
         Valid("""
             import torch
             from scipy.optimize import linear_sum_assignment
@@ -435,18 +449,19 @@ class HostSyncInHotPath(Rule):
         return False
 
     def _flag(self, node: cst.CSTNode, what: str, tensor_passed: Optional[Callable[[], bool]] = None) -> None:
-        if self.ctx.in_rare_path() or self.ctx.in_definition() or self._after_a_sync():
+        if self.ctx.in_rare_path() or self.ctx.in_definition() or self.ctx.in_off_gpu_branch() or self._after_a_sync():
             return
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
         self.report(node, message, hot_when=_per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed))
 
 
 def _truth_operands(test: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
-    """The expressions whose truth value ``if test:`` asks for."""
+    """The expressions whose truth value ``if test:`` asks for (on the GPU)."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         yield from _truth_operands(test.expression)
     elif isinstance(test, cst.BooleanOperation):
         yield from _truth_operands(test.left)
-        yield from _truth_operands(test.right)
+        if off_gpu_branch(test.left) != ("body" if isinstance(test.operator, cst.And) else "orelse"):
+            yield from _truth_operands(test.right)  # not `x.is_cpu and t.any()`: that runs off the GPU only
     else:
         yield test

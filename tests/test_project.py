@@ -1,0 +1,120 @@
+"""Context across files: a helper that hot code in another file of the run calls is hot."""
+
+import textwrap
+
+import pytest
+
+from torchlint.config import Settings
+from torchlint.context.imports import module_name
+from torchlint.runner import CHECK, FIX, Options, run
+from torchlint.cache import Cache
+
+HELPER = """
+    import torch
+
+
+    def hardest(dist: torch.Tensor):
+        return [dist[i].max().item() for i in range(dist.shape[0])]
+
+
+    def unused(dist: torch.Tensor):
+        return dist.mean().item()
+"""
+LOSS = """
+    import torch
+    from torch import nn
+
+    from .ops import hardest
+
+
+    class TripletLoss(nn.Module):
+        def forward(self, dist):
+            return torch.tensor(hardest(dist)).mean()
+"""
+
+
+def write(root, files):
+    for name, code in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code))
+    return sorted(str(root / name) for name in files if name.endswith(".py"))
+
+
+def found(paths, **kwargs):
+    outcomes = run(paths, Settings(), Options(kwargs.pop("mode", CHECK)), **kwargs)
+    return sorted((o.path.rsplit("/", 1)[-1], d.line, d.code) for o in outcomes for d in o.diagnostics)
+
+
+@pytest.fixture
+def package(tmp_path):
+    return write(tmp_path, {"pkg/__init__.py": "", "pkg/losses/__init__.py": "",
+                            "pkg/losses/ops.py": HELPER, "pkg/losses/triplet.py": LOSS})
+
+
+def test_a_helper_called_from_a_loss_in_another_file_is_hot(package):
+    assert found(package) == [("ops.py", 6, "TL201"), ("ops.py", 6, "TL202")]
+
+
+def test_alone_the_helper_is_not_hot(package):
+    assert found([p for p in package if p.endswith("ops.py")]) == []
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_same_from_the_cache_and_in_parallel(package, tmp_path, jobs):
+    paths = package * 2  # enough files for worker processes
+    first = found(paths, jobs=jobs, cache=Cache(str(tmp_path / "cache"), Settings()))
+    second = found(paths, jobs=jobs, cache=Cache(str(tmp_path / "cache"), Settings()))
+    assert first == second == sorted([("ops.py", 6, "TL201"), ("ops.py", 6, "TL202")] * 2)
+
+
+def test_calls_are_followed_through_helpers_of_other_modules(tmp_path):
+    paths = write(tmp_path, {
+        "model.py": """
+            from torch import nn
+            from wrap import measure
+
+            class Net(nn.Module):
+                def forward(self, x):
+                    return measure(x)
+        """,
+        "wrap.py": """
+            import torch
+            import stats
+
+            def measure(x):
+                return stats.summarise(x)
+        """,
+        "stats.py": """
+            import torch
+
+            def summarise(x: torch.Tensor):
+                return x.sum().item()
+        """,
+    })
+    assert found(paths) == [("stats.py", 5, "TL201")]
+
+
+def test_a_helper_called_only_from_cold_code_stays_silent(tmp_path):
+    paths = write(tmp_path, {
+        "evaluate.py": """
+            from ops import unused
+
+            def report(dist):
+                print(unused(dist))
+        """,
+        "ops.py": HELPER,
+    })
+    assert found(paths) == []
+
+
+def test_fix_mode_reports_what_other_files_make_hot(package):
+    assert found(package, mode=FIX) == [("ops.py", 6, "TL201"), ("ops.py", 6, "TL202")]
+
+
+def test_module_names(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/mod.py": "", "script.py": ""})
+    assert module_name(str(tmp_path / "pkg" / "sub" / "mod.py")) == "pkg.sub.mod"
+    assert module_name(str(tmp_path / "pkg" / "sub" / "__init__.py")) == "pkg.sub"
+    assert module_name(str(tmp_path / "script.py")) == "script"
+    assert module_name(str(tmp_path / "notebook.ipynb")) == ""

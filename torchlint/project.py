@@ -1,0 +1,50 @@
+"""Context across the files of one run: helpers that hot code in another file calls.
+
+A loss in ``model.py`` may call ``pairwise_distances`` from ``utils/ops.py``. Linted alone,
+``ops.py`` cannot know that the helper runs once per step. So each file tells the run
+(``ProjectFacts``, computed from its one parse and cached with its results) which
+functions of other modules its hot code calls, which ones its own module-level functions
+call, and which of its module-level functions hold findings that would count if hot code
+called them. Once every file is linted, ``resolve`` follows the calls from hot code
+across modules; the few files whose waiting functions are reached are linted again with
+those functions marked hot (their findings then come with positions and fixes like any).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Sequence, Set, Tuple
+
+
+@dataclass
+class ProjectFacts:
+    hot_calls: List[Tuple[str, str]] = field(default_factory=list)  # (callee qualname, kind of the caller)
+    calls: Dict[str, List[str]] = field(default_factory=dict)  # own function -> the other modules' functions it calls
+    # own function -> the kinds of hot code that would make its findings count, most telling first
+    waiting: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+
+
+def resolve(facts: Sequence[ProjectFacts]) -> List[Dict[str, str]]:
+    """For each file's facts, its waiting functions that hot code reaches, with the kind of
+    hot code they then are (the first of their waiting kinds that reaches them)."""
+    reached: Dict[str, Set[str]] = {}  # function qualname -> kinds of hot code that reach it
+    edges: Dict[str, List[str]] = {}
+    for fact in facts:
+        for caller, callees in fact.calls.items():
+            edges.setdefault(caller, []).extend(callees)
+    todo = [call for fact in facts for call in fact.hot_calls]
+    while todo:
+        function, kind = todo.pop()
+        if kind in reached.setdefault(function, set()):
+            continue
+        reached[function].add(kind)
+        todo.extend((callee, kind) for callee in edges.get(function, ()))
+    found = []
+    for fact in facts:
+        hot = {}
+        for function, kinds in fact.waiting.items():
+            kind = next((kind for kind in kinds if kind in reached.get(function, ())), None)
+            if kind is not None:
+                hot[function.rpartition(".")[2]] = kind
+        found.append(hot)
+    return found
