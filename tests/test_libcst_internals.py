@@ -5,6 +5,7 @@ import inspect
 from contextlib import contextmanager
 
 import libcst as cst
+import pytest
 
 from torchlint import libcst_internals
 from torchlint.positions import Positions
@@ -54,3 +55,12 @@ def test_positions_of_a_node():
     positions = Positions(module, [call])
     assert positions.span(call) == ((2, 11), (3, 15))
     assert positions.code_span(call) == ((2, 11), (3, 15))
+
+
+def test_parsing_skips_validation_only_while_parsing():
+    validate = cst.CSTNode.__post_init__
+    module = libcst_internals.parse_module(SOURCE)
+    assert module.code == SOURCE and module.deep_equals(cst.parse_module(SOURCE))
+    assert cst.CSTNode.__post_init__ is validate, "CSTNode.__post_init__ (node validation) is gone or not restored"
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not a name")  # nodes built after parsing are validated again

@@ -95,6 +95,32 @@ def test_calls_are_followed_through_helpers_of_other_modules(tmp_path):
     assert found(paths) == [("stats.py", 5, "TL201")]
 
 
+def test_a_method_a_base_class_forward_calls_in_another_file_is_hot(tmp_path):
+    paths = write(tmp_path, {
+        "pml/__init__.py": "",
+        "pml/base.py": """
+            import torch
+
+            class BaseMetric(torch.nn.Module):
+                def forward(self, embeddings, labels):
+                    return self.compute(embeddings, labels)
+        """,
+        "pml/margin.py": """
+            import torch
+            from .base import BaseMetric
+
+            class Margin(BaseMetric):
+                def compute(self, embeddings, labels):
+                    total = 0
+                    for label in torch.unique(labels):
+                        total = total + embeddings[labels == label].norm()
+                    return total
+        """,
+    })
+    assert found(paths) == [("margin.py", 8, "TL202")]
+    assert found([p for p in paths if p.endswith("margin.py")]) == []
+
+
 def test_a_helper_called_only_from_cold_code_stays_silent(tmp_path):
     paths = write(tmp_path, {
         "evaluate.py": """

@@ -165,5 +165,5 @@ def _decode_project(data: Dict[str, object]) -> ProjectFacts:
     return ProjectFacts(
         hot_calls=[(str(target), str(kind)) for target, kind in data["hot_calls"]],
         calls={str(caller): [str(callee) for callee in callees] for caller, callees in data["calls"].items()},
-        waiting={str(function): tuple(str(kind) for kind in kinds) for function, kinds in data["waiting"].items()},
+        waiting=[(str(name), str(local), tuple(str(kind) for kind in kinds)) for name, local, kinds in data["waiting"]],
     )

@@ -12,6 +12,7 @@ import libcst as cst
 from torchlint.codes import known_codes, syntax_error
 from torchlint.context import FileContext
 from torchlint.diagnostics import SAFE, Diagnostic, Edit, Fix
+from torchlint.libcst_internals import parse_module
 from torchlint.noqa import noqa_by_line, suppressed, unused_noqa
 from torchlint.positions import Positions
 from torchlint.project import ProjectFacts
@@ -78,7 +79,7 @@ def _lint(
         _check_syntax_cheaply(text, path, result)
         return result
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError:
         result.parsed = False
         if _check_syntax_cheaply(text, path, result):  # valid Python that libcst cannot parse

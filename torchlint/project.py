@@ -1,7 +1,8 @@
 """Context across the files of one run: helpers that hot code in another file calls.
 
-A loss in ``model.py`` may call ``pairwise_distances`` from ``utils/ops.py``. Linted alone,
-``ops.py`` cannot know that the helper runs once per step. So each file tells the run
+A loss in ``model.py`` may call ``pairwise_distances`` from ``utils/ops.py``, and a base
+class's ``forward`` may call ``self.compute_loss`` that a subclass in another file defines.
+Linted alone, those files cannot know that the function runs once per step. So each file tells the run
 (``ProjectFacts``, computed from its one parse and cached with its results) which
 functions of other modules its hot code calls, which ones its own module-level functions
 call, and which of its module-level functions hold findings that would count if hot code
@@ -20,13 +21,15 @@ from typing import Dict, List, Sequence, Set, Tuple
 class ProjectFacts:
     hot_calls: List[Tuple[str, str]] = field(default_factory=list)  # (callee qualname, kind of the caller)
     calls: Dict[str, List[str]] = field(default_factory=dict)  # own function -> the other modules' functions it calls
-    # own function -> the kinds of hot code that would make its findings count, most telling first
-    waiting: Dict[str, Tuple[str, ...]] = field(default_factory=dict)
+    # (a name hot code elsewhere reaches a function of this file by, the function's local name
+    # (`func`, `Class.method`), the kinds of hot code that would make its findings count,
+    # most telling first)
+    waiting: List[Tuple[str, str, Tuple[str, ...]]] = field(default_factory=list)
 
 
 def resolve(facts: Sequence[ProjectFacts]) -> List[Dict[str, str]]:
-    """For each file's facts, its waiting functions that hot code reaches, with the kind of
-    hot code they then are (the first of their waiting kinds that reaches them)."""
+    """For each file's facts, its waiting functions (by local name) that hot code reaches,
+    with the kind of hot code they then are (the first of their waiting kinds that does)."""
     reached: Dict[str, Set[str]] = {}  # function qualname -> kinds of hot code that reach it
     edges: Dict[str, List[str]] = {}
     for fact in facts:
@@ -41,10 +44,10 @@ def resolve(facts: Sequence[ProjectFacts]) -> List[Dict[str, str]]:
         todo.extend((callee, kind) for callee in edges.get(function, ()))
     found = []
     for fact in facts:
-        hot = {}
-        for function, kinds in fact.waiting.items():
-            kind = next((kind for kind in kinds if kind in reached.get(function, ())), None)
-            if kind is not None:
-                hot[function.rpartition(".")[2]] = kind
+        hot: Dict[str, str] = {}
+        for name, local, kinds in fact.waiting:
+            kind = next((kind for kind in kinds if kind in reached.get(name, ())), None)
+            if kind is not None and local not in hot:
+                hot[local] = kind
         found.append(hot)
     return found

@@ -362,7 +362,7 @@ class FileContext:
         """Resolve hotness that depends on the whole file (helpers of hot code, and functions
         hot code in other files calls); rules' own ``leave_Module`` hooks run after this."""
         for scope in self._scopes:
-            kind = self._hot_elsewhere.get(scope.name) if self._importable(scope) else None
+            kind = self._hot_elsewhere.get(self._local_name(scope) or "")
             if kind is not None and scope.hot_reason is None and not scope.cold:
                 scope.hot_reason, scope.hot_kind = f"{scope.name} (called from hot code in another file)", kind
         settle_helpers(self.module_scope, self._scopes)
@@ -373,26 +373,63 @@ class FileContext:
         facts = ProjectFacts()
         if not self.module_name:
             return facts
-        own = f"{self.module_name}."
         for scope in self._scopes:
             kind = scope.hot_kind_of()
+            reaches = sorted(scope.imported) + self._self_calls(scope)
             if kind is not None:
-                facts.hot_calls.extend((target, kind) for target in sorted(scope.imported))
-            elif self._importable(scope.function) and scope.imported:
-                facts.calls.setdefault(own + scope.function.name, []).extend(sorted(scope.imported))
+                facts.hot_calls.extend((target, kind) for target in reaches)
+            elif reaches:
+                for name in self._reached_as(scope.function):
+                    facts.calls.setdefault(name, []).extend(reaches)
+        waiting: Dict[int, Tuple[str, ...]] = {}  # id(function scope) -> kinds
+        functions: Dict[int, Scope] = {}
         for finding in unsettled:
             function = finding.hot_scope.function if finding.hot_scope is not None else None
-            if function is None or not self._importable(function) or function.cold:
+            if function is None or function.cold or not self._reached_as(function):
                 continue
-            known = facts.waiting.get(own + function.name, ())
+            known = waiting.get(id(function), ())
             kinds = tuple(kind for kind in (MODEL, STEP) if kind in known or _counts_if_hot(finding, function, kind))
             if kinds:
-                facts.waiting[own + function.name] = kinds
+                waiting[id(function)], functions[id(function)] = kinds, function
+        for key, function in functions.items():
+            local = self._local_name(function)
+            facts.waiting.extend((name, local, waiting[key]) for name in self._reached_as(function))
         return facts
 
-    def _importable(self, scope: Scope) -> bool:
-        """A module-level function, which other modules can import and call."""
-        return scope.kind == "function" and scope.parent is self.module_scope
+    def _local_name(self, scope: Scope) -> Optional[str]:
+        """``func`` for a module-level function, ``Cls.method`` for a method of a module-level
+        class: what other modules can reach; None for anything else."""
+        if scope.kind != "function":
+            return None
+        if scope.parent is self.module_scope:
+            return scope.name
+        owner = scope.parent
+        if owner is not None and owner.kind == "class" and owner.parent is self.module_scope:
+            return f"{owner.name}.{scope.name}"
+        return None
+
+    def _reached_as(self, function: Scope) -> List[str]:
+        """The qualified names calls in other modules reach ``function`` by: a module-level
+        function's own; for a method of a module-level class, the same method of each base
+        imported from elsewhere (``Base.compute_loss``, which the base's ``forward`` calls as
+        ``self.compute_loss``). Empty for anything else."""
+        local = self._local_name(function)
+        if local is None:
+            return []
+        if "." not in local:
+            return [f"{self.module_name}.{local}"]
+        qualified = (self.imports.resolve(base) for base in function.parent.bases)
+        return [f"{base}.{function.name}" for base in qualified if base is not None and not base.startswith(_NOT_PROJECT)]
+
+    def _self_calls(self, scope: Scope) -> List[str]:
+        """``self.method(...)`` calls from a method of a module-level class, as the qualified
+        name of that class's method: a subclass elsewhere may define it."""
+        function = scope.function
+        local = self._local_name(function)
+        if local is None or "." not in local:
+            return []
+        owner = f"{self.module_name}.{local.partition('.')[0]}"
+        return sorted(f"{owner}.{name[5:]}" for name in scope.called if name.startswith("self."))
 
     # ---- names --------------------------------------------------------------------------
     @property

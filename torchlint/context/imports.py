@@ -93,8 +93,10 @@ class ImportTable:
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
         """The dotted name ``node`` refers to, or None when it is not an imported name."""
         dotted = dotted_name(node)
-        if dotted is None:
-            return None
+        return self.resolve(dotted) if dotted is not None else None
+
+    def resolve(self, dotted: str) -> Optional[str]:
+        """What the dotted name ``dotted`` (``nn.Module``) refers to, or None when it is not imported."""
         head, _, rest = dotted.partition(".")
         target = self.names.get(head)
         if target is None and self.star:
