@@ -1,14 +1,14 @@
-"""Context across the files of one run: helpers that hot code in another file calls.
+"""Context across the files of one run: functions that hot code in another file calls.
 
 A loss in ``model.py`` may call ``pairwise_distances`` from ``utils/ops.py``, and a base
-class's ``forward`` may call ``self.compute_loss`` that a subclass in another file defines.
-Linted alone, those files cannot know that the function runs once per step. So each file tells the run
-(``ProjectFacts``, computed from its one parse and cached with its results) which
-functions of other modules its hot code calls, which ones its own module-level functions
-call, and which of its module-level functions hold findings that would count if hot code
-called them. Once every file is linted, ``resolve`` follows the calls from hot code
-across modules; the few files whose waiting functions are reached are linted again with
-those functions marked hot (their findings then come with positions and fixes like any).
+class's ``forward`` may call ``self.compute_loss`` that a subclass in another file
+defines. Linted alone, those files cannot know that the function runs once per step. So
+each file tells the run (``ProjectFacts``, computed from its one parse and cached with its
+results) which functions of other modules its hot code calls, which ones its other
+functions call, and which of its functions hold findings that would count if hot code
+called them. Once every file is linted, ``resolve`` follows the calls from hot code across
+modules; the few files whose waiting functions are reached are linted again with those
+functions marked hot (their findings then come with positions and fixes like any other).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Dict, List, Sequence, Set, Tuple
 @dataclass
 class ProjectFacts:
     hot_calls: List[Tuple[str, str]] = field(default_factory=list)  # (callee qualname, kind of the caller)
-    calls: Dict[str, List[str]] = field(default_factory=dict)  # own function -> the other modules' functions it calls
+    calls: Dict[str, List[str]] = field(default_factory=dict)  # a name of an own function -> the functions it calls
     # (a name hot code elsewhere reaches a function of this file by, the function's local name
     # (`func`, `Class.method`), the kinds of hot code that would make its findings count,
     # most telling first)

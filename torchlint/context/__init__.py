@@ -381,19 +381,18 @@ class FileContext:
             elif reaches:
                 for name in self._reached_as(scope.function):
                     facts.calls.setdefault(name, []).extend(reaches)
-        waiting: Dict[int, Tuple[str, ...]] = {}  # id(function scope) -> kinds
-        functions: Dict[int, Scope] = {}
+        waiting: Dict[Scope, Tuple[str, ...]] = {}  # function -> the kinds of hot code that make a finding count
         for finding in unsettled:
             function = finding.hot_scope.function if finding.hot_scope is not None else None
             if function is None or function.cold or not self._reached_as(function):
                 continue
-            known = waiting.get(id(function), ())
+            known = waiting.get(function, ())
             kinds = tuple(kind for kind in (MODEL, STEP) if kind in known or _counts_if_hot(finding, function, kind))
             if kinds:
-                waiting[id(function)], functions[id(function)] = kinds, function
-        for key, function in functions.items():
+                waiting[function] = kinds
+        for function, kinds in waiting.items():
             local = self._local_name(function)
-            facts.waiting.extend((name, local, waiting[key]) for name in self._reached_as(function))
+            facts.waiting.extend((name, local, kinds) for name in self._reached_as(function))
         return facts
 
     def _local_name(self, scope: Scope) -> Optional[str]:
