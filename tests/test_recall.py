@@ -159,6 +159,20 @@ FOUND = {
         for epoch in range(1, 11):
             train(epoch)
     """,
+    "a loader walked through MetricLogger.log_every, as in torchvision's reference scripts": """
+        import torch
+
+        def train_one_epoch(model, optimizer, data_loader, device, metric_logger):
+            for image, target in metric_logger.log_every(data_loader, 10, "train"):
+                image = image.to(device)  # expect: TL503
+                model(image, target).backward()
+                optimizer.step()
+
+        def main(dataset, model, optimizer, device, epochs):
+            data_loader = torch.utils.data.DataLoader(dataset, batch_size=32, num_workers=8, pin_memory=True)  # expect: TL502
+            for epoch in range(epochs):
+                train_one_epoch(model, optimizer, data_loader, device, MetricLogger())
+    """,
     "loss code known by its base class, also from another file": """
         from torch.nn.modules.loss import _Loss
         from .losses import BaseCriterion

@@ -173,14 +173,17 @@ def has_workers(ctx, loader: cst.Call) -> bool:
 
 
 def unwrap_iteration(ctx, iterable: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-    """What ``for ... in iterable`` walks: ``loader`` for ``enumerate(tqdm(loader))``, and for
-    ``tqdm(loader) if verbose else loader``."""
+    """What ``for ... in iterable`` walks: ``loader`` for ``enumerate(tqdm(loader))``, for
+    ``metric_logger.log_every(loader, 10)`` (the ``MetricLogger`` of torchvision's reference
+    scripts and the many training scripts built on them), and for ``tqdm(loader) if verbose
+    else loader``."""
     if isinstance(iterable, cst.IfExp):
         body, orelse = unwrap_iteration(ctx, iterable.body), unwrap_iteration(ctx, iterable.orelse)
         same = body is not None and orelse is not None and dotted_name(body) == dotted_name(orelse)
         return body if same and dotted_name(body) is not None else None
     while isinstance(iterable, cst.Call) and (
-        ctx.qualname(iterable.func) in _ITERATION_WRAPPERS or (dotted_name(iterable.func) or "").endswith("tqdm")
+        ctx.qualname(iterable.func) in _ITERATION_WRAPPERS
+        or (dotted_name(iterable.func) or "").endswith(("tqdm", ".log_every"))
     ):
         args = positional(iterable)
         if not args:
