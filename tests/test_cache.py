@@ -19,9 +19,9 @@ def counted(monkeypatch):
     linted = []
     real = runner.process_file
 
-    def spy(path, settings, options, hot_elsewhere=None):
+    def spy(path, settings, options, elsewhere=None):
         linted.append(os.path.basename(path))
-        return real(path, settings, options, hot_elsewhere)
+        return real(path, settings, options, elsewhere)
 
     monkeypatch.setattr(runner, "process_file", spy)
     return linted

@@ -121,6 +121,44 @@ def test_a_method_a_base_class_forward_calls_in_another_file_is_hot(tmp_path):
     assert found([p for p in paths if p.endswith("margin.py")]) == []
 
 
+ENGINE = """
+    import torch
+
+    def train_one_epoch(model, data_loader, optimizer, device, metric_logger):
+        for samples, targets in metric_logger.log_every(data_loader, 10, "train"):
+            model(samples.to(device), targets).backward()
+            optimizer.step()
+"""
+
+
+def test_a_loader_whose_batches_another_module_moves_is_not_pinned(tmp_path):
+    paths = write(tmp_path, {"engine.py": ENGINE, "main.py": """
+        from torch.utils.data import DataLoader
+        from engine import train_one_epoch
+
+        def main(dataset, model, optimizer, device, logger, workers):
+            loader = DataLoader(dataset, batch_size=2, num_workers=workers, persistent_workers=True)
+            for epoch in range(10):
+                train_one_epoch(model, loader, optimizer, device, logger)
+    """})
+    assert found(paths) == [("main.py", 6, "TL503")]
+    assert found([p for p in paths if p.endswith("main.py")]) == []
+
+
+def test_a_pinned_loader_passed_to_another_module_that_moves_blocking(tmp_path):
+    paths = write(tmp_path, {"engine.py": ENGINE, "main.py": """
+        from torch.utils.data import DataLoader
+        import engine
+
+        def main(dataset, model, optimizer, device, logger):
+            loader = DataLoader(dataset, num_workers=4, pin_memory=True, persistent_workers=True)
+            for epoch in range(10):
+                engine.train_one_epoch(model, data_loader=loader, optimizer=optimizer, device=device,
+                                       metric_logger=logger)
+    """})
+    assert found(paths) == [("engine.py", 6, "TL503")]
+
+
 def test_a_helper_called_only_from_cold_code_stays_silent(tmp_path):
     paths = write(tmp_path, {
         "evaluate.py": """

@@ -166,4 +166,6 @@ def _decode_project(data: Dict[str, object]) -> ProjectFacts:
         hot_calls=[(str(target), str(kind)) for target, kind in data["hot_calls"]],
         calls={str(caller): [str(callee) for callee in callees] for caller, callees in data["calls"].items()},
         waiting=[(str(name), str(local), tuple(str(kind) for kind in kinds)) for name, local, kinds in data["waiting"]],
+        offers={str(key): str(value) for key, value in data["offers"].items()},
+        needs=[str(key) for key in data["needs"]],
     )

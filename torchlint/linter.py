@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import warnings
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Type
+from typing import FrozenSet, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -15,7 +15,7 @@ from torchlint.diagnostics import SAFE, Diagnostic, Edit, Fix
 from torchlint.libcst_internals import parse_module
 from torchlint.noqa import noqa_by_line, suppressed, unused_noqa
 from torchlint.positions import Positions
-from torchlint.project import ProjectFacts
+from torchlint.project import Elsewhere, ProjectFacts
 from torchlint.rules.base import Finding, Rule
 from torchlint.walker import DispatchTable, walk
 
@@ -44,12 +44,12 @@ def lint_text(
     hot_functions: FrozenSet[str] = frozenset(),
     apply_noqa: bool = True,
     report_unused_noqa: bool = False,
-    hot_elsewhere: Optional[Dict[str, str]] = None,
+    elsewhere: Optional[Elsewhere] = None,
 ) -> LintResult:
     """Every rule's findings in ``text``, without those ``# noqa`` suppresses (unless not
     ``apply_noqa``), and TL003 for suppressions that suppress nothing if asked.
-    ``hot_elsewhere``: module-level functions hot code in other files calls (``torchlint.project``)."""
-    result = _lint(text, path, rules, hot_functions, hot_elsewhere)
+    ``elsewhere``: what the other files of the run tell this one (``torchlint.project``)."""
+    result = _lint(text, path, rules, hot_functions, elsewhere)
     if apply_noqa and result.parsed:
         found = result.diagnostics
         if found:
@@ -64,7 +64,7 @@ def lint_text(
 
 def _lint(
     text: str, path: str, rules: Sequence[Type[Rule]], hot_functions: FrozenSet[str],
-    hot_elsewhere: Optional[Dict[str, str]],
+    elsewhere: Optional[Elsewhere],
 ) -> LintResult:
     result = LintResult()
     if len(text) > MAX_SOURCE_CHARS:
@@ -92,7 +92,7 @@ def _lint(
         return result
     while True:
         try:
-            findings, context = _run_rules(module, text, active, hot_functions, path, hot_elsewhere)
+            findings, context = _run_rules(module, text, active, hot_functions, path, elsewhere)
             break
         except _RuleFailed as failure:
             result.errors.append(str(failure))
@@ -110,9 +110,9 @@ def _lint(
 
 def _run_rules(
     module: cst.Module, text: str, rule_types: Sequence[Type[Rule]], hot_functions: FrozenSet[str], path: str = "",
-    hot_elsewhere: Optional[Dict[str, str]] = None,
+    elsewhere: Optional[Elsewhere] = None,
 ) -> Tuple[List[Finding], FileContext]:
-    context = FileContext(module, text, hot_functions, path, hot_elsewhere)
+    context = FileContext(module, text, hot_functions, path, elsewhere)
     findings: List[Finding] = []
     seen = set()
 

@@ -6,9 +6,11 @@ defines. Linted alone, those files cannot know that the function runs once per s
 each file tells the run (``ProjectFacts``, computed from its one parse and cached with its
 results) which functions of other modules its hot code calls, which ones its other
 functions call, and which of its functions hold findings that would count if hot code
-called them. Once every file is linted, ``resolve`` follows the calls from hot code across
-modules; the few files whose waiting functions are reached are linted again with those
-functions marked hot (their findings then come with positions and fixes like any other).
+called them. Rules may also offer facts by key and ask for others (a DataLoader passed to
+``train(loader)`` of another module, and how that function moves its batches). Once every
+file is linted, ``resolve`` follows the calls from hot code across modules and matches
+what is asked with what is offered; the few files it has news for are linted again with
+it (their findings then come with positions and fixes like any other).
 """
 
 from __future__ import annotations
@@ -25,11 +27,28 @@ class ProjectFacts:
     # (`func`, `Class.method`), the kinds of hot code that would make its findings count,
     # most telling first)
     waiting: List[Tuple[str, str, Tuple[str, ...]]] = field(default_factory=list)
+    # Facts one rule tells another file, by key (TL503: `engine.train#2` -> how the batches of
+    # the loader passed there are moved), and the keys this file's rules would use.
+    offers: Dict[str, str] = field(default_factory=dict)
+    needs: List[str] = field(default_factory=list)
 
 
-def resolve(facts: Sequence[ProjectFacts]) -> List[Dict[str, str]]:
-    """For each file's facts, its waiting functions (by local name) that hot code reaches,
-    with the kind of hot code they then are (the first of their waiting kinds that does)."""
+@dataclass
+class Elsewhere:
+    """What the other files of a run tell one file: its functions that hot code calls (local
+    name -> kind of that code), and the facts its rules asked for (key -> value)."""
+
+    hot: Dict[str, str] = field(default_factory=dict)
+    known: Dict[str, str] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.hot or self.known)
+
+
+def resolve(facts: Sequence[ProjectFacts]) -> List[Elsewhere]:
+    """For each file's facts, what the others tell it: its waiting functions (by local name)
+    that hot code reaches, with the kind of hot code they then are (the first of their
+    waiting kinds that does), and the values other files offer for the keys it needs."""
     reached: Dict[str, Set[str]] = {}  # function qualname -> kinds of hot code that reach it
     edges: Dict[str, List[str]] = {}
     for fact in facts:
@@ -42,12 +61,15 @@ def resolve(facts: Sequence[ProjectFacts]) -> List[Dict[str, str]]:
             continue
         reached[function].add(kind)
         todo.extend((callee, kind) for callee in edges.get(function, ()))
+    offers: Dict[str, str] = {}
+    for fact in facts:
+        offers.update(fact.offers)
     found = []
     for fact in facts:
-        hot: Dict[str, str] = {}
+        elsewhere = Elsewhere(known={key: offers[key] for key in fact.needs if key in offers})
         for name, local, kinds in fact.waiting:
             kind = next((kind for kind in kinds if kind in reached.get(name, ())), None)
-            if kind is not None and local not in hot:
-                hot[local] = kind
-        found.append(hot)
+            if kind is not None and local not in elsewhere.hot:
+                elsewhere.hot[local] = kind
+        found.append(elsewhere)
     return found

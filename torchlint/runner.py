@@ -7,7 +7,7 @@ import difflib
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Callable, Counter, Dict, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Counter, Iterator, List, Optional, Sequence, Tuple, Type
 
 from torchlint.cache import Cache, content_key
 from torchlint.codes import UNUSED_NOQA, io_error
@@ -17,7 +17,7 @@ from torchlint.fixes import fix_text
 from torchlint.linter import LintResult, lint_text
 from torchlint.notebooks import NotebookSource, is_notebook, parse_notebook
 from torchlint.noqa import add_noqa
-from torchlint.project import ProjectFacts, resolve
+from torchlint.project import Elsewhere, ProjectFacts, resolve
 from torchlint.rules import ALL_RULES
 from torchlint.rules.base import Rule
 from torchlint.source import SourceError, decode, read_bytes, write_atomic
@@ -49,22 +49,22 @@ def rules_for(settings: Settings, path: Optional[str] = None) -> List[Type[Rule]
 
 
 def process_file(
-    path: str, settings: Settings, options: Options, hot_elsewhere: Optional[Dict[str, str]] = None
+    path: str, settings: Settings, options: Options, elsewhere: Optional[Elsewhere] = None
 ) -> FileOutcome:
     try:
         data = read_bytes(path)
     except SourceError as exc:
         return FileOutcome(path, diagnostics=[io_error(path, str(exc))])
-    return process_source(path, data, settings, options, hot_elsewhere=hot_elsewhere)
+    return process_source(path, data, settings, options, elsewhere=elsewhere)
 
 
 def process_source(
     path: str, data: bytes, settings: Settings, options: Options, stdin: bool = False,
-    hot_elsewhere: Optional[Dict[str, str]] = None,
+    elsewhere: Optional[Elsewhere] = None,
 ) -> FileOutcome:
     """Lint (or fix, diff, add ``# noqa`` to) ``data``, the contents of ``path``. From ``stdin``,
-    nothing is written: the new contents are kept in the outcome. ``hot_elsewhere``: its
-    functions that hot code in other files calls (``torchlint.project``)."""
+    nothing is written: the new contents are kept in the outcome. ``elsewhere``: what the
+    other files of the run tell this one (``torchlint.project``)."""
     outcome = FileOutcome(path)
     try:
         source = parse_notebook(data) if is_notebook(path) else decode(data)
@@ -77,7 +77,7 @@ def process_source(
 
     def lint(text: str) -> LintResult:
         return lint_text(
-            text, path, rules, settings.hot_functions, report_unused_noqa=report_unused_noqa, hot_elsewhere=hot_elsewhere
+            text, path, rules, settings.hot_functions, report_unused_noqa=report_unused_noqa, elsewhere=elsewhere
         )
 
     text = source.text
@@ -202,13 +202,12 @@ def run(
 
 
 def _relint_reached(outcomes: List[FileOutcome], settings: Settings, options: Options, jobs: int) -> None:
-    """Lint again, with those functions hot, the files whose functions hot code in other files
-    calls (``torchlint.project``); a second fixing pass adds to the first's count."""
-    reached = resolve([outcome.project for outcome in outcomes])
-    todo = [(index, hot) for index, hot in enumerate(reached) if hot]
+    """Lint again the files the others have news for (``torchlint.project``: functions hot
+    code calls, facts their rules asked for); a second fixing pass adds to the first's count."""
+    news = resolve([outcome.project for outcome in outcomes])
+    todo = [(index, elsewhere) for index, elsewhere in enumerate(news) if elsewhere]
     paths = [outcomes[index].path for index, _ in todo]
-    hot_elsewhere = [hot for _, hot in todo]
-    for position, outcome in _lint_files(paths, settings, options, jobs, hot_elsewhere):
+    for position, outcome in _lint_files(paths, settings, options, jobs, [elsewhere for _, elsewhere in todo]):
         index = todo[position][0]
         first = outcomes[index]
         if options.mode in (FIX, ADD_NOQA):
@@ -225,19 +224,19 @@ def _content_key(path: str) -> Optional[str]:
 
 
 def process_file_safely(
-    path: str, settings: Settings, options: Options, hot_elsewhere: Optional[Dict[str, str]] = None
+    path: str, settings: Settings, options: Options, elsewhere: Optional[Elsewhere] = None
 ) -> FileOutcome:
     """``process_file`` that turns an unexpected exception into a one-line error for the file."""
     try:
-        return process_file(path, settings, options, hot_elsewhere)
+        return process_file(path, settings, options, elsewhere)
     except Exception as exc:
         return FileOutcome(path, errors=[f"{path}: internal error: {type(exc).__name__}: {exc}"])
 
 
 def _process_chunk(
-    paths: Sequence[str], settings: Settings, options: Options, hot: Sequence[Optional[Dict[str, str]]]
+    paths: Sequence[str], settings: Settings, options: Options, news: Sequence[Optional[Elsewhere]]
 ) -> List[FileOutcome]:
-    return [process_file_safely(path, settings, options, hot_elsewhere) for path, hot_elsewhere in zip(paths, hot)]
+    return [process_file_safely(path, settings, options, elsewhere) for path, elsewhere in zip(paths, news)]
 
 
 MIN_FILES_PER_JOB = 4
@@ -246,21 +245,21 @@ MAX_CHUNK = 16
 
 def _lint_files(
     paths: Sequence[str], settings: Settings, options: Options, jobs: int,
-    hot_elsewhere: Optional[Sequence[Dict[str, str]]] = None,
+    elsewhere: Optional[Sequence[Elsewhere]] = None,
 ) -> Iterator[Tuple[int, FileOutcome]]:
     """(index, outcome) for every path, in completion order; worker processes if worth it.
-    ``hot_elsewhere``: for each path, its functions that hot code in other files calls."""
-    hot: Sequence[Optional[Dict[str, str]]] = hot_elsewhere or [None] * len(paths)
+    ``elsewhere``: for each path, what the other files of the run tell it."""
+    news: Sequence[Optional[Elsewhere]] = elsewhere or [None] * len(paths)
     jobs = min(jobs, len(paths) // MIN_FILES_PER_JOB)
     if jobs <= 1:
         for index, path in enumerate(paths):
-            yield index, process_file_safely(path, settings, options, hot[index])
+            yield index, process_file_safely(path, settings, options, news[index])
         return
     size = max(1, min(MAX_CHUNK, len(paths) // (jobs * 8)))
     chunks = [range(start, min(start + size, len(paths))) for start in range(0, len(paths), size)]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         futures = {
-            pool.submit(_process_chunk, [paths[i] for i in chunk], settings, options, [hot[i] for i in chunk]): chunk
+            pool.submit(_process_chunk, [paths[i] for i in chunk], settings, options, [news[i] for i in chunk]): chunk
             for chunk in chunks
         }
         for future in as_completed(futures):

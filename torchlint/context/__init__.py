@@ -29,7 +29,7 @@ from torchlint.context.tensors import (
     BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference,
     dimension_source, parameter_kind, shape_source,
 )
-from torchlint.project import ProjectFacts
+from torchlint.project import Elsewhere, ProjectFacts
 from torchlint.syntax import dotted_name
 
 if TYPE_CHECKING:
@@ -45,10 +45,9 @@ _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "log
 class FileContext:
     def __init__(
         self, module: cst.Module, text: str, hot_functions: FrozenSet[str] = frozenset(), path: str = "",
-        hot_elsewhere: Optional[Dict[str, str]] = None,
+        elsewhere: Optional[Elsewhere] = None,
     ) -> None:
-        """``hot_elsewhere``: module-level functions that hot code in other files calls, and
-        the kind of that code (see ``torchlint.project``)."""
+        """``elsewhere``: what the other files of the run tell this one (``torchlint.project``)."""
         self.module = module
         self.text = text  # the source ``module`` was parsed from
         self.path = path
@@ -59,7 +58,9 @@ class FileContext:
         self.module_scope = Scope("module", "<module>", None, module)
         self.scope = self.module_scope
         self._hot_functions = hot_functions
-        self._hot_elsewhere = hot_elsewhere or {}
+        self.elsewhere = elsewhere or Elsewhere()
+        self._offers: Dict[str, str] = {}
+        self._needs: List[str] = []
         self._scopes: List[Scope] = []  # every function and loop, for settling hot paths
         self._bindings: Dict[Scope, Bindings] = {self.module_scope: Bindings()}
         self._current = self._bindings[self.module_scope]
@@ -362,7 +363,7 @@ class FileContext:
         """Resolve hotness that depends on the whole file (helpers of hot code, and functions
         hot code in other files calls); rules' own ``leave_Module`` hooks run after this."""
         for scope in self._scopes:
-            kind = self._hot_elsewhere.get(self._local_name(scope) or "")
+            kind = self.elsewhere.hot.get(self._local_name(scope) or "")
             if kind is not None and scope.hot_reason is None and not scope.cold:
                 scope.hot_reason, scope.hot_kind = f"{scope.name} (called from hot code in another file)", kind
         settle_helpers(self.module_scope, self._scopes)
@@ -370,7 +371,7 @@ class FileContext:
     def project_facts(self, unsettled: Sequence[Finding]) -> ProjectFacts:
         """What this file tells the other files of the run (see ``torchlint.project``);
         ``unsettled`` are the findings that did not count here."""
-        facts = ProjectFacts()
+        facts = ProjectFacts(offers=self._offers, needs=self._needs)
         if not self.module_name:
             return facts
         for scope in self._scopes:
@@ -394,6 +395,27 @@ class FileContext:
             local = self._local_name(function)
             facts.waiting.extend((name, local, kinds) for name in self._reached_as(function))
         return facts
+
+    def offer(self, key: str, value: str) -> None:
+        """Tell the other files of the run ``key`` (see ``torchlint.project``)."""
+        self._offers[key] = value
+
+    def need(self, key: str) -> Optional[str]:
+        """What another file of the run offered for ``key``, asking for it if nothing yet."""
+        if key not in self.elsewhere.known:
+            self._needs.append(key)
+        return self.elsewhere.known.get(key)
+
+    def project_callee(self, func: cst.BaseExpression) -> Optional[str]:
+        """The qualified name of the imported function ``func`` names, if it may belong to the
+        project being linted (not torch, numpy or the standard library's usual suspects)."""
+        target = self.qualname(func)
+        return target if target is not None and not target.startswith(_NOT_PROJECT) else None
+
+    def function_key(self, function: Scope) -> Optional[str]:
+        """The qualified name other modules call a module-level ``function`` by, or None."""
+        local = self._local_name(function)
+        return f"{self.module_name}.{local}" if self.module_name and local and "." not in local else None
 
     def _local_name(self, scope: Scope) -> Optional[str]:
         """``func`` for a module-level function, ``Cls.method`` for a method of a module-level
@@ -663,8 +685,8 @@ class FileContext:
             isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
         ):
             scope.called.add(dotted_name(func) or "")
-        target = self.qualname(func)
-        if target is not None and not target.startswith(_NOT_PROJECT):
+        target = self.project_callee(func)
+        if target is not None:
             scope.imported.add(target)
 
     def leave_Assign(self, node: cst.Assign) -> None:

@@ -7,13 +7,14 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 
 import libcst as cst
 
+from torchlint.context.calls import parameter_position
 from torchlint.context.devices import device_move
 from torchlint.context.loaders import (
     DATALOADER, EPOCH_HOOKS, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, has_workers, unwrap_iteration,
 )
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import keyword, literal_value, target_names
+from torchlint.syntax import keyword, literal_value, positional, target_names
 
 
 def _true(node: Optional[cst.BaseExpression]) -> bool:
@@ -53,7 +54,7 @@ class DataloaderNotPinned(Rule):
         "until the GPU is idle"
     )
     fix = "unsafe"
-    triggers = ("DataLoader",)
+    triggers = ("DataLoader", ".to(", ".cuda(")  # the loop moving a loader's batches may be elsewhere
     what = (
         "Finds the pair that makes host-to-device copies of batches asynchronous: a "
         "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
@@ -63,7 +64,9 @@ class DataloaderNotPinned(Rule):
         "not literally false), such a move without `non_blocking=True`. The loop may be in another "
         "function of the same file: a loader built at module level, in `main()` and passed to "
         "`train(loader)`, kept on `self`, or returned by a helper is followed to the loops that iterate "
-        "it. A loader returned by a Lightning `train_dataloader`/`val_dataloader` hook counts as "
+        "it; across the files of one run, a loader passed to a function of another module "
+        "(`train_one_epoch(model, loader, ...)`) is followed to the moves there. A loader "
+        "returned by a Lightning `train_dataloader`/`val_dataloader` hook counts as "
         "moved: the framework copies its batches to the device. Only in files that use CUDA or move "
         "data to a device held in a variable (`x.to(device)`), Lightning hooks aside."
     )
@@ -362,6 +365,8 @@ class DataloaderNotPinned(Rule):
         self._loops: List[Tuple[cst.For, FrozenSet[str], Ref]] = []  # open loops over a loader
         self._moves: List[Tuple[Ref, cst.Call, Tuple[str, ...]]] = []  # batch moves, with their indentation
         self._loaders: Dict[int, _Loader] = {}  # id(DataLoader call) -> what it was given
+        self._passes: List[Tuple[str, Ref]] = []  # (key of a parameter of another module's function, what is passed)
+        self._builds_loaders = "DataLoader" in ctx.text  # else nothing passed on can be one of its loaders
 
     def visit_For(self, node: cst.For) -> None:
         if not self.ctx.uses_cuda or self.ctx.is_test_module:
@@ -377,6 +382,7 @@ class DataloaderNotPinned(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) == DATALOADER:
             self._note_loader(node)
+        self._note_passes(node)
         if not self._loops or device_move(self.ctx, node) is None:
             return
         batch = self._moved_batch(node.func.value)
@@ -384,6 +390,21 @@ class DataloaderNotPinned(Rule):
             if batch in names:
                 self._moves.append((ref, node, self.ctx.indentation()))
                 return
+
+    def _note_passes(self, node: cst.Call) -> None:
+        """``train(model, loader)`` of another module: what it is given may be one of this
+        file's loaders, whose batches that function moves (``torchlint.project``)."""
+        callee = self.ctx.project_callee(node.func) if self._builds_loaders else None
+        if callee is None or self.ctx.is_test_module:
+            return
+        for position, arg in enumerate(positional(node)):
+            ref = self.ctx.loaders.ref(arg.value)
+            if ref is not None:
+                self._passes.append((f"{callee}#{position}", ref))
+        for arg in node.args:
+            ref = self.ctx.loaders.ref(arg.value) if arg.keyword is not None else None
+            if ref is not None:
+                self._passes.append((f"{callee}#{arg.keyword.value}", ref))
 
     def _note_loader(self, node: cst.Call) -> None:
         if not dataloader_call(self.ctx, node):
@@ -433,8 +454,34 @@ class DataloaderNotPinned(Rule):
                     moves.setdefault(id(loader), [])
                     if move is not None:
                         moves[id(loader)].append((move, indentation))
+        for key, ref in self._passes:  # passed to another module's function that moves its batches
+            for loader in self.ctx.loaders.resolve(ref):
+                facts = self._loaders.get(id(loader))
+                if facts is not None:
+                    self.ctx.offer(f"{key}@loader", "pinned" if _pinned(facts.pin) else "unpinned")
+                    if self.ctx.need(key) is not None:
+                        loaders[id(loader)] = loader
+                        moves.setdefault(id(loader), [])
+        self._tell_about_parameters()
         for key, loader in loaders.items():
             self._check(loader, self._loaders[key], moves[key])
+
+    def _tell_about_parameters(self) -> None:
+        """For a parameter of a module-level function walked as a loader whose batches are
+        moved: tell the modules that pass it a loader, and report the blocking moves if one
+        of them passes a pinned loader."""
+        by_parameter: Dict[Tuple[str, ...], List[Tuple[cst.Call, Tuple[str, ...]]]] = {}
+        for ref, move, indentation in self._moves:
+            base = self.ctx.function_key(ref[1]) if ref[0] == "param" and move is not None else None
+            position = parameter_position(ref[1], ref[2]) if base is not None else None
+            if base is not None:
+                keys = (f"{base}#{ref[2]}",) + ((f"{base}#{position}",) if position is not None else ())
+                by_parameter.setdefault(keys, []).append((move, indentation))
+        for keys, moves in by_parameter.items():
+            for key in keys:
+                self.ctx.offer(key, "moved")
+            if any(self.ctx.need(f"{key}@loader") == "pinned" for key in keys):
+                self._check_blocking(moves)
 
     def _check(self, loader: cst.Call, facts: "_Loader", moves: List[Tuple[cst.Call, Tuple[str, ...]]]) -> None:
         """Unpinned: one fix pins the loader and makes every move of its batches non-blocking.
@@ -449,7 +496,12 @@ class DataloaderNotPinned(Rule):
                              if keyword(move, "non_blocking") is None]
             self.report(loader, replacements=replacements)
         elif _pinned(facts.pin):
-            for move, indentation in blocking:
+            self._check_blocking(moves)
+
+    def _check_blocking(self, moves: List[Tuple[cst.Call, Tuple[str, ...]]]) -> None:
+        """Report each move of a pinned loader's batches without ``non_blocking=True``."""
+        for move, indentation in moves:
+            if not _true(getattr(keyword(move, "non_blocking"), "value", None)):
                 fix = (self._non_blocking(move, indentation),) if keyword(move, "non_blocking") is None else ()
                 self.report(move, self.non_blocking_message, fix)
 
