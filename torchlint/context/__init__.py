@@ -17,8 +17,8 @@ from torchlint.context.calls import CallSites
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
-    FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, host_consumed,
-    off_gpu_branch, takes_step, warning_call,
+    FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, guards_right,
+    host_consumed, off_gpu_branch, takes_step, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name
 from torchlint.context.loaders import LoaderSources
@@ -60,7 +60,7 @@ class FileContext:
         self._hot_functions = hot_functions
         self.elsewhere = elsewhere or Elsewhere()
         self._offers: Dict[str, str] = {}
-        self._needs: List[str] = []
+        self._needs: Dict[str, None] = {}  # the keys asked for, once each, in order
         self._scopes: List[Scope] = []  # every function and loop, for settling hot paths
         self._bindings: Dict[Scope, Bindings] = {self.module_scope: Bindings()}
         self._current = self._bindings[self.module_scope]
@@ -222,8 +222,7 @@ class FileContext:
                 if taken is not None and only_branch(node.test) == taken:
                     return True
             elif isinstance(node, cst.BooleanOperation) and ancestors[index + 1] is node.right:
-                needed = "body" if isinstance(node.operator, cst.And) else "orelse"  # `a and b`: b runs if a holds
-                if only_branch(node.left) == needed:
+                if guards_right(node, only_branch):
                     return True
             elif isinstance(node, cst.IndentedBlock):
                 here = ancestors[index + 1]
@@ -371,7 +370,7 @@ class FileContext:
     def project_facts(self, unsettled: Sequence[Finding]) -> ProjectFacts:
         """What this file tells the other files of the run (see ``torchlint.project``);
         ``unsettled`` are the findings that did not count here."""
-        facts = ProjectFacts(offers=self._offers, needs=self._needs)
+        facts = ProjectFacts(offers=self._offers, needs=list(self._needs))
         if not self.module_name:
             return facts
         for scope in self._scopes:
@@ -403,7 +402,7 @@ class FileContext:
     def need(self, key: str) -> Optional[str]:
         """What another file of the run offered for ``key``, asking for it if nothing yet."""
         if key not in self.elsewhere.known:
-            self._needs.append(key)
+            self._needs[key] = None
         return self.elsewhere.known.get(key)
 
     def project_callee(self, func: cst.BaseExpression) -> Optional[str]:

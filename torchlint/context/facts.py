@@ -320,6 +320,13 @@ def only_branch(test: cst.BaseExpression, basic: Callable[[cst.BaseExpression], 
     return basic(test)
 
 
+def guards_right(operation: cst.BooleanOperation, only_branch: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
+    """Does the left side of ``a and b`` / ``a or b`` let ``b`` run only under the condition
+    ``only_branch`` recognises (``x.is_cpu and t.any()``: ``t.any()`` runs off the GPU only)?"""
+    needed = "body" if isinstance(operation.operator, cst.And) else "orelse"
+    return only_branch(operation.left) == needed
+
+
 def export_only_branch(test: cst.BaseExpression) -> Optional[str]:
     """Which branch of ``if test:`` runs only while exporting, tracing or scripting:
     "body", "orelse" (for ``if not torch.jit.is_scripting():``) or None."""

@@ -7,7 +7,7 @@ from typing import Callable, Iterable, Optional
 import libcst as cst
 
 from torchlint.context import TENSOR
-from torchlint.context.facts import off_gpu_branch, warning_call
+from torchlint.context.facts import guards_right, off_gpu_branch, warning_call
 from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
@@ -461,7 +461,7 @@ def _truth_operands(test: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
         yield from _truth_operands(test.expression)
     elif isinstance(test, cst.BooleanOperation):
         yield from _truth_operands(test.left)
-        if off_gpu_branch(test.left) != ("body" if isinstance(test.operator, cst.And) else "orelse"):
+        if not guards_right(test, off_gpu_branch):
             yield from _truth_operands(test.right)  # not `x.is_cpu and t.any()`: that runs off the GPU only
     else:
         yield test
