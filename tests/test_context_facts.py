@@ -1,7 +1,9 @@
 """Shared facts the data-loading and layout rules rely on, checked through lint_text."""
 
+import libcst as cst
 import pytest
 
+from torchlint.context.facts import off_gpu_branch, once_only_branch
 from torchlint.linter import lint_text
 from torchlint.rules import RULES_BY_CODE
 
@@ -67,3 +69,29 @@ def test_loss_builders_and_evaluations_are_not_hot(name):
     from torchlint.context.scopes import function_hotness
 
     assert function_hotness(name, None, frozenset()) == (None, None)
+
+
+@pytest.mark.parametrize("test, branch", [
+    ("x.is_cpu", "body"),
+    ("x.is_cuda", "orelse"),
+    ("not x.is_cuda", "body"),
+    ("x.is_cuda or fused", "orelse"),  # the else runs only when x is not on the GPU
+    ("x.is_cuda and fused", None),
+    ("x.is_cpu and small", "body"),
+    ("x.is_cpu or small", None),
+    ("x.is_cpu or x.is_mps", "body"),
+    ("not (x.is_cuda or fused)", "body"),
+])
+def test_which_branch_runs_only_off_the_gpu(test, branch):
+    assert off_gpu_branch(cst.parse_expression(test)) == branch
+
+
+@pytest.mark.parametrize("code, once", [
+    ("if not self._checked:\n    self._checked = True\n", True),
+    ("if self._first: self._first = False\n", True),
+    ("if not self._checked:\n    self.other = True\n", False),
+    ("if not self._checked:\n    self._checked = flag\n", False),
+])
+def test_a_branch_that_sets_the_flag_it_tests_runs_once(code, once):
+    statement = cst.parse_statement(code)
+    assert once_only_branch(statement.test, statement.body) is once

@@ -182,3 +182,44 @@ def test_module_names(tmp_path):
     assert module_name(str(tmp_path / "pkg" / "sub" / "__init__.py")) == "pkg.sub"
     assert module_name(str(tmp_path / "script.py")) == "script"
     assert module_name(str(tmp_path / "notebook.ipynb")) == ""
+
+
+DATASETS = """
+    import torch
+    from torch.utils.data import Dataset
+
+
+    class Rows(Dataset):
+        def __init__(self, x):
+            self.x = x
+
+        def __getitem__(self, i):
+            return torch.from_numpy(self.x[i]).float()
+
+
+    class Images(Dataset):
+        def __getitem__(self, i):
+            return read_image(self.paths[i])
+"""
+PREDICT = """
+    from torch.utils.data import DataLoader
+
+    from {module} import Images, Rows
+
+
+    def predict(x):
+        return DataLoader(Rows(x), batch_size=64), DataLoader(Images(), batch_size=64)
+"""
+
+
+def test_a_dataset_class_of_another_module_that_only_indexes_memory_needs_no_workers(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/data.py": DATASETS,
+                             "pkg/predict.py": PREDICT.format(module="pkg.data")})
+    assert found(paths) == [("predict.py", 8, "TL501")]  # Images reads files; Rows only indexes
+    assert found([p for p in paths if p.endswith("predict.py")]) == [("predict.py", 8, "TL501")] * 2
+
+
+def test_modules_in_folders_without_init_match_by_their_end(tmp_path):
+    """``from pkg.data import Rows`` reaches ``pkg/data.py`` even without ``pkg/__init__.py``."""
+    paths = write(tmp_path, {"pkg/data.py": DATASETS, "pkg/predict.py": PREDICT.format(module="pkg.data")})
+    assert found(paths) == [("predict.py", 8, "TL501")]

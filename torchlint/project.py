@@ -10,7 +10,8 @@ called them. Rules may also offer facts by key and ask for others (a DataLoader 
 ``train(loader)`` of another module, and how that function moves its batches). Once every
 file is linted, ``resolve`` follows the calls from hot code across modules and matches
 what is asked with what is offered; the few files it has news for are linted again with
-it (their findings then come with positions and fixes like any other).
+it (their findings then come with positions and fixes like any other). Names match by their
+end as well, for modules in folders without ``__init__.py`` (known by their file name only).
 """
 
 from __future__ import annotations
@@ -64,12 +65,27 @@ def resolve(facts: Sequence[ProjectFacts]) -> List[Elsewhere]:
     offers: Dict[str, str] = {}
     for fact in facts:
         offers.update(fact.offers)
+    by_suffix: Dict[str, Set[str]] = {}  # what reaches `mod.func` also reaches it as `pkg.mod.func`
+    for function, kinds in reached.items():
+        for suffix in _suffixes(function):
+            by_suffix.setdefault(suffix, set()).update(kinds)
     found = []
     for fact in facts:
-        elsewhere = Elsewhere(known={key: offers[key] for key in fact.needs if key in offers})
+        elsewhere = Elsewhere(known={})
+        for key in fact.needs:
+            offered = next((offers[short] for short in (key, *_suffixes(key)) if short in offers), None)
+            if offered is not None:
+                elsewhere.known[key] = offered
         for name, local, kinds in fact.waiting:
-            kind = next((kind for kind in kinds if kind in reached.get(name, ())), None)
+            kind = next((kind for kind in kinds if kind in reached.get(name, by_suffix.get(name, ()))), None)
             if kind is not None and local not in elsewhere.hot:
                 elsewhere.hot[local] = kind
         found.append(elsewhere)
     return found
+
+
+def _suffixes(name: str) -> List[str]:
+    """``b.c.f`` and ``c.f`` for ``a.b.c.f``: the names a module outside any package (a folder
+    without ``__init__.py``, named by its file alone) gives what others import by its full path."""
+    parts = name.split(".")
+    return [".".join(parts[index:]) for index in range(1, len(parts) - 1)]

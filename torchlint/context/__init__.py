@@ -17,8 +17,9 @@ from torchlint.context.calls import CallSites
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
-    FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, guards_right,
-    host_consumed, off_gpu_branch, takes_step, warning_call,
+    FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset,
+    export_only_branch, guards_right, host_consumed, host_library, off_gpu_branch, once_only_branch, takes_step,
+    warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name
 from torchlint.context.loaders import LoaderSources
@@ -30,7 +31,7 @@ from torchlint.context.tensors import (
     dimension_source, parameter_kind, shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
-from torchlint.syntax import dotted_name
+from torchlint.syntax import dotted_name, is_name
 
 if TYPE_CHECKING:
     from torchlint.rules.base import Finding
@@ -183,8 +184,9 @@ class FileContext:
         """In code that does not run in normal training: a ``raise``, an ``assert`` (also
         stripped by ``python -O``), an ``except`` handler, the arguments of a warning or an
         error log, a lambda that builds a message (``check(ok, lambda: f"got {x.max().item()}")``,
-        called only when the check fails), or a branch under a debugging or statistics flag
-        (``if self.debug:``, ``if self.collect_stats:``)."""
+        called only when the check fails), a branch under a debugging or statistics flag
+        (``if self.debug:``, ``if self.collect_stats:``), or one that runs once (``if not
+        self._checked: self._checked = True``)."""
         ancestors = self.ancestors
         for index, node in enumerate(ancestors):
             if isinstance(node, (cst.Raise, cst.Assert, cst.ExceptHandler)):
@@ -195,7 +197,8 @@ class FileContext:
                 return True
             if (
                 isinstance(node, cst.If) and index + 1 < len(ancestors)
-                and ancestors[index + 1] is node.body and debugging_flag(node.test)
+                and ancestors[index + 1] is node.body
+                and (debugging_flag(node.test) or once_only_branch(node.test, node.body))
             ):
                 return True
         return False
@@ -335,6 +338,24 @@ class FileContext:
             self._host_consumed[function] = host_consumed(function.node, self.qualname) if function.node else set()
         return name in self._host_consumed[function]
 
+    def defined_here(self, func: cst.BaseExpression) -> bool:
+        """Does a call of ``func`` run code of this file: a function the module defines
+        (``helper(...)``) or a method of the enclosing class (``self.helper(...)``)?"""
+        if isinstance(func, cst.Name):
+            holder: Optional[cst.CSTNode] = self.module
+        elif isinstance(func, cst.Attribute) and is_name(func.value, "self") and self.scope.enclosing_class:
+            holder, func = self.scope.enclosing_class.node.body, func.attr
+        else:
+            return False
+        return any(
+            isinstance(statement, cst.FunctionDef) and statement.name.value == func.value
+            for statement in holder.body
+        )
+
+    def host_library_call(self, node: cst.Call) -> bool:
+        """Is ``node`` a call of numpy, scipy, OpenCV and the like, which take host arrays only?"""
+        return host_library(self.qualname(node.func))
+
     def returned_lists(self) -> Set[str]:
         """Names the current function returns (alone or in a tuple, list or dict) and never
         joins into a tensor with ``torch.cat``/``torch.stack``."""
@@ -373,6 +394,8 @@ class FileContext:
         facts = ProjectFacts(offers=self._offers, needs=list(self._needs))
         if not self.module_name:
             return facts
+        if "Dataset" in self.text:
+            facts.offers.update(self.datasets.offers())
         for scope in self._scopes:
             kind = scope.hot_kind_of()
             reaches = sorted(scope.imported) + self._self_calls(scope)

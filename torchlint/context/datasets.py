@@ -18,6 +18,12 @@ from torchlint.syntax import dotted_name
 from torchlint.walker import descendants
 
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
+# Calls that only convert what ``__getitem__`` indexed: no file read, decode or augmentation.
+_CONVERTING_FUNCTIONS = frozenset(
+    "torch.from_numpy torch.tensor torch.as_tensor numpy.array numpy.asarray builtins.int builtins.float".split()
+)
+_CONVERTING_METHODS = frozenset("float long int double toarray todense astype squeeze".split())
+NO_WORKERS = "no workers"  # what a file offers for its dataset classes that workers cannot help
 _SUBSET = "torch.utils.data.Subset"
 _SET_UP = frozenset({"__init__", "setup", "prepare_data"})  # run before any epoch
 _TEST_FOLDER = re.compile(r"(^|[\\/])(tests?|testing|test_utils)[\\/]|(^|[\\/])conftest\.py$")
@@ -78,8 +84,6 @@ def _loops(root: cst.CSTNode) -> Iterable[cst.CSTNode]:
         stack.extend(node.children)
 
 
-def _has_call(root: cst.CSTNode) -> bool:
-    return any(isinstance(node, cst.Call) for node in descendants(root))
 
 
 class DatasetFacts:
@@ -106,7 +110,19 @@ class DatasetFacts:
         if qualname in _IN_MEMORY_CALLS or qualname.endswith("TensorDataset"):
             return True
         cls = self._class_of(dataset)
-        return cls is not None and (self._iterable(cls) or self._indexes_memory(cls))
+        if cls is not None:
+            return self._iterable(cls) or self._indexes_memory(cls)
+        key = self._ctx.project_callee(dataset.func)  # a dataset class of another module
+        return key is not None and self._ctx.need(f"{key}@dataset") == NO_WORKERS
+
+    def offers(self) -> Dict[str, str]:
+        """This module's dataset classes that workers cannot help, by the key other files ask for."""
+        if self._classes is None:
+            self._classes = module_classes(self._ctx.module)
+        return {
+            f"{self._ctx.module_name}.{name}@dataset": NO_WORKERS
+            for name, cls in self._classes.items() if self._iterable(cls) or self._indexes_memory(cls)
+        }
 
     def changed_between_epochs(self, dataset: Optional[cst.BaseExpression], loader: Optional[str]) -> bool:
         """Does code that runs between epochs change the dataset (``ds.set_epoch(epoch)``,
@@ -153,6 +169,14 @@ class DatasetFacts:
         return any((dotted_name(base.value) or "").endswith("IterableDataset") for base in cls.bases)
 
     def _indexes_memory(self, cls: cst.ClassDef) -> bool:
-        """``__getitem__`` calls nothing: it only indexes what ``__init__`` stored."""
+        """``__getitem__`` only indexes what ``__init__`` stored, at most converting it
+        (``torch.from_numpy(self.x[i]).float()``)."""
         getitem = _method(cls, "__getitem__")
-        return getitem is not None and not _has_call(getitem.body)
+        return getitem is not None and all(
+            self._converts(node) for node in descendants(getitem.body) if isinstance(node, cst.Call)
+        )
+
+    def _converts(self, call: cst.Call) -> bool:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _CONVERTING_METHODS:
+            return True
+        return self._ctx.qualname(call.func) in _CONVERTING_FUNCTIONS

@@ -26,7 +26,7 @@ _JOINS = frozenset("cat concat concatenate stack hstack vstack dstack".split())
 _PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _REGISTERS = frozenset({"register_buffer", "register_parameter"})
 # Libraries that take host arrays only: data handed to them has to leave the device.
-_HOST_LIBRARIES = frozenset("numpy scipy sklearn cv2 PIL skimage pandas onnxruntime".split())
+_HOST_LIBRARIES = frozenset("numpy scipy sklearn cv2 PIL skimage pandas onnxruntime librosa".split())
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _EXPORT_CHECK = re.compile(r"onnx|is_scripting|is_tracing|tracing|export", re.IGNORECASE)
 # Words of a flag that turns on debugging output or statistics (`self.debug`, `collect_stats`).
@@ -139,6 +139,11 @@ class FunctionFacts:
                     self.torch_arguments.add(arg.value.value)
 
 
+def host_library(name: Optional[str]) -> bool:
+    """Is ``name`` (a qualified name) a function of numpy, scipy, OpenCV and the like?"""
+    return (name or "").split(".", 1)[0] in _HOST_LIBRARIES
+
+
 def host_consumed(root: cst.CSTNode, qualname: Callable) -> Set[str]:
     """The names a function hands to numpy, scipy, OpenCV and the like, which take host arrays
     only: passed to them, or walked by a comprehension that passes its elements
@@ -150,7 +155,7 @@ def host_consumed(root: cst.CSTNode, qualname: Callable) -> Set[str]:
             iterated = set(_names_in(node.for_in.iter))
             for target in _names_in(node.for_in.target):
                 walked[target] = iterated
-        elif isinstance(node, cst.Call) and (qualname(node.func) or "").split(".", 1)[0] in _HOST_LIBRARIES:
+        elif isinstance(node, cst.Call) and host_library(qualname(node.func)):
             for arg in node.args:
                 for name in _names_in(arg.value):
                     names.add(name)
@@ -312,11 +317,10 @@ def only_branch(test: cst.BaseExpression, basic: Callable[[cst.BaseExpression], 
         return {"body": "orelse", "orelse": "body"}.get(inner or "")
     if isinstance(test, cst.BooleanOperation):
         sides = [only_branch(test.left, basic), only_branch(test.right, basic)]
-        if isinstance(test.operator, cst.Or) and sides == ["body", "body"]:
-            return "body"
-        if isinstance(test.operator, cst.And) and "body" in sides:
-            return "body"
-        return None
+        either, both = ("orelse", "body") if isinstance(test.operator, cst.Or) else ("body", "orelse")
+        if either in sides:  # `a or b` fails only if `a` fails; `a and b` holds only if `a` holds
+            return either
+        return both if sides == [both, both] else None
     return basic(test)
 
 
@@ -337,6 +341,19 @@ def _export_check(test: cst.BaseExpression) -> Optional[str]:
     checked = test.func if isinstance(test, cst.Call) else test
     name = dotted_name(checked)
     return "body" if name is not None and _EXPORT_CHECK.search(name.rsplit(".", 1)[-1]) else None
+
+
+def once_only_branch(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
+    """Does ``if test: body`` run once: the body sets a flag the test reads (``if not
+    self._checked: self._checked = True``)?"""
+    tested = {dotted_name(node) for node in descendants(test) if isinstance(node, cst.Attribute)}
+    return any(
+        isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in ("True", "False")
+        and any(dotted_name(target.target) in tested for target in small.targets)
+        for line in (body.body if isinstance(body, cst.IndentedBlock) else (body,))
+        if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        for small in line.body
+    )
 
 
 def off_gpu_branch(test: cst.BaseExpression) -> Optional[str]:

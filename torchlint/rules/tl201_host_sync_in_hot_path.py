@@ -6,7 +6,7 @@ from typing import Callable, Iterable, Optional
 
 import libcst as cst
 
-from torchlint.context import TENSOR
+from torchlint.context import HOST, TENSOR
 from torchlint.context.facts import guards_right, off_gpu_branch, warning_call
 from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
@@ -18,6 +18,8 @@ from torchlint.walker import descendants
 
 # Methods between `.cpu()` and `.numpy()` in a conversion chain.
 _CONVERSIONS = frozenset("detach float double half int long bool clone contiguous squeeze".split())
+# Methods that keep a value in a Python container, where it stays a tensor.
+_CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add"})
 # Arguments an API takes only in host memory (name, position): a `.cpu()` for them cannot be
 # avoided, and costs nothing when the value is on the host already (lengths from a collate function).
 _HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": ("lengths", 1)}
@@ -82,10 +84,10 @@ class HostSyncInHotPath(Rule):
         "No fix: keeping the value on the device changes types (a tensor instead of a float) and "
         "control flow (`torch.where` instead of `if`). Not reported where the data has to reach the "
         "host: `.numpy()` conversions and `.cpu()` copies a function hands to numpy, scipy, OpenCV "
-        "and the like (`C = C.cpu()` ... `linear_sum_assignment(C[i])`). Nor on host tensors "
+        "and the like (`C = C.cpu()` ... `linear_sum_assignment(C[i])`), and `.cpu()` copies passed straight to a callable outside torch and outside the file (`self.scorer(hyp.cpu(), ref.cpu())`: an edit-distance scorer or a feature extractor asked for host data). Nor on host tensors "
         "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
-        "that `python -O` removes), in a lambda that builds a message (`check(ok, lambda: "
+        "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`), in a lambda that builds a message (`check(ok, lambda: "
         "f\"got {x.max().item()}\")`: it runs only when the check fails), in code that runs only off "
         "the GPU (`if x.device.type == \"cpu\":`, `if x.is_cpu:`, after `if x.is_cuda: return ...`), "
         "in the first statement "
@@ -96,6 +98,33 @@ class HostSyncInHotPath(Rule):
         "only in host memory (already there when they come from the collate function)."
     )
     valid = (
+        Valid("""
+            import torch
+            class ASR(nn.Module):
+                def forward(self, x, ys):
+                    hyp = self.decoder(x).argmax(-1)
+                    if self.training or self.scorer is None:
+                        return hyp
+                    return self.scorer(hyp.cpu(), ys.cpu())  # hands host data to an edit-distance scorer
+        """),
+        Valid("""
+            import torch
+            class Contrastive(nn.Module):
+                def forward(self, x, labels):
+                    if not self._checked_labels:
+                        self._checked_labels = True
+                        if labels.ne(0).logical_and(labels.ne(1)).any().item():
+                            warnings.warn("labels should be 0 or 1")
+                    return x
+        """),
+        Valid("""
+            import torch
+            class Codec(nn.Module):
+                def forward(self, x):
+                    if x.is_cuda or self.fused:
+                        return self.fast(x)
+                    return self.slow(x, int(x.max()))  # runs only off the GPU
+        """),
         Valid("""
             import torch
             class Normalize(nn.Module):
@@ -229,6 +258,15 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            class M(nn.Module):
+                def forward(self, x):
+                    return self.refine(x.cpu())  # expect: TL201
+
+                def refine(self, x):
+                    return x * 2
+        """),
         Invalid("""
             import torch
             class M(nn.Module):
@@ -380,6 +418,8 @@ class HostSyncInHotPath(Rule):
             stored = assigned_name(self.ctx.parent, node)
             if stored is not None and self.ctx.leaves_for_host_library(stored):
                 return True
+            if self._handed_outside_torch(node):
+                return True
         ancestors = self.ctx.ancestors
         current: cst.CSTNode = node
         for index in range(len(ancestors) - 1, 0, -2):
@@ -393,6 +433,18 @@ class HostSyncInHotPath(Rule):
                 return False
             current = call
         return False
+
+    def _handed_outside_torch(self, node: cst.Call) -> bool:
+        """Is ``node`` an argument of a call outside torch and outside this file (``scorer(hyp.cpu(),
+        ref.cpu())``, ``np.array(x.cpu())``): a consumer that asked for host data?"""
+        arg, call = self.ctx.parent, self.ctx.ancestors[-2] if len(self.ctx.ancestors) > 1 else None
+        if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+            return False
+        if isinstance(call.func, cst.Attribute) and (
+            call.func.attr.value in _CONTAINER_METHODS or self.ctx.tensor_kind(call.func.value) in (TENSOR, HOST)
+        ):
+            return False  # kept in a list, or a tensor method
+        return not (self.ctx.qualname(call.func) or "").startswith("torch.") and not self.ctx.defined_here(call.func)
 
     def _shows_tensor(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.FormattedString):
@@ -449,7 +501,10 @@ class HostSyncInHotPath(Rule):
         return False
 
     def _flag(self, node: cst.CSTNode, what: str, tensor_passed: Optional[Callable[[], bool]] = None) -> None:
-        if self.ctx.in_rare_path() or self.ctx.in_definition() or self.ctx.in_off_gpu_branch() or self._after_a_sync():
+        if (
+            self.ctx.in_rare_path() or self.ctx.in_definition() or self.ctx.in_off_gpu_branch()
+            or self._after_a_sync()
+        ):
             return
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
         self.report(node, message, hot_when=_per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed))

@@ -66,7 +66,7 @@ class PythonLoopOverTensor(Rule):
     """)
     fix_safety = (
         "No fix: the vectorised form depends on what the loop computes. Not reported for loops over "
-        "modules (`self.layers`, `nn.ModuleList`, lists of blocks), over Python lists of tensors "
+        "modules (`self.layers`, `nn.ModuleList`, lists of blocks, `zip(masks, self.experts)`), over Python lists of tensors "
         "(`for f in features`), over `zip` of lists, over a literal or attribute range "
         "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`: a few "
         "large pieces), over a dimension whose body does not index per element (`for h in "
@@ -78,11 +78,39 @@ class PythonLoopOverTensor(Rule):
         "f[t] * prev` ... `prev = h_t`; `for x_t in x.unbind(1)`; or a filter reading "
         "`y[:, t - 1]`), for comprehensions that only take views (`[x[:, t] for t in range(T)]` is "
         "`x.unbind(1)`: no kernels), for loops that hand each element to a library taking host "
-        "arrays (`[linear_sum_assignment(c) for c in C]`), for per-item selections of data-dependent size collected in a list the "
+        "arrays (`[linear_sum_assignment(c) for c in C]`, `librosa.stft(x[i].numpy())`), for "
+        "comprehensions that only copy each element to the host (`[w[b].cpu() for b in range(B)]`), for per-item selections of data-dependent size collected in a list the "
         "function returns (`kept.append(boxes[i][scores[i] > t])`: ragged results have no dense "
         "form), in training-loop code, or in `while` loops (their trip count is not visible)."
     )
     valid = (
+        Valid("""
+            import torch
+            class MoE(nn.Module):
+                def forward(self, x, masks):
+                    y = torch.zeros_like(x)
+                    for mask, expert in zip(masks, self.experts):
+                        token_idx, expert_idx = torch.where(mask)
+                        y[token_idx] += expert(x[token_idx])
+                    return y
+        """),
+        Valid("""
+            import librosa
+            import torch
+            class STFT(nn.Module):
+                def forward(self, x):
+                    out = []
+                    for i in range(x.shape[0]):
+                        out.append(torch.from_numpy(librosa.stft(x[i].numpy())))
+                    return torch.stack(out)
+        """),
+        Valid("""
+            import torch
+            class Extractor(nn.Module):
+                def forward(self, wav):
+                    pieces = [wav[b].detach().cpu() for b in range(wav.shape[0])]
+                    return self.processor(pieces)
+        """),
         Valid("""
             import numpy as np
             import torch
@@ -397,6 +425,8 @@ class PythonLoopOverTensor(Rule):
         if isinstance(holder, _COMPREHENSIONS):
             if not node.ifs and _view_of(holder.elt, node.target):
                 return  # [x[:, t] for t in range(T)] is x.unbind(1): views, no kernels
+            if method_call(holder.elt, "cpu", "numpy") is not None:
+                return  # [x[i].cpu() for i in ...] splits the batch into host pieces for a library
             body.append(holder.elt)
         elif isinstance(holder, cst.DictComp):
             body.extend((holder.key, holder.value))
@@ -411,7 +441,11 @@ class PythonLoopOverTensor(Rule):
         if any(self._is_tensor_rows(candidate) for candidate in iterated):
             if any(isinstance(c, cst.Name) and self.ctx.leaves_for_host_library(c.value) for c in iterated):
                 return False  # each element goes to numpy/scipy (a matching per image): no vectorised form
+            if any(_submodules(self.ctx, candidate) for candidate in iterated):
+                return False  # zip(masks, self.experts): one module per step
             nodes = [node for part in body for node in descendants(part)]
+            if self._to_host(nodes, set(target_names(target))):
+                return False
             # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
             return not _recurrence(self.ctx, body, nodes, variable) and not self._ragged(nodes)
         stop = _range_stop(self.ctx, iterable)
@@ -421,7 +455,10 @@ class PythonLoopOverTensor(Rule):
         if sized is None or not self._evident_tensor(sized, stop):
             return False
         nodes = [node for part in body for node in descendants(part)]
-        if _recurrence(self.ctx, body, nodes, variable) or self._ragged(nodes) or _per_layer(nodes, variable):
+        if (
+            _recurrence(self.ctx, body, nodes, variable) or self._ragged(nodes) or _per_layer(nodes, variable)
+            or self._to_host(nodes, {variable})
+        ):
             return False
         return any(self._indexes_by(node, variable) or self._masks_by(node, variable) for node in nodes)
 
@@ -452,6 +489,15 @@ class PythonLoopOverTensor(Rule):
             if method_call(node, "append") is not None and isinstance(node.func.value, cst.Name)
         }
         return bool(appended & self.ctx.returned_lists())
+
+    def _to_host(self, nodes: List[cst.CSTNode], targets: Set[str]) -> bool:
+        """Is each element handed to a library that takes host arrays (``librosa.stft(x[i].numpy())``)?
+        Host code per element has no vectorised torch form."""
+        return any(
+            isinstance(node, cst.Call) and self.ctx.host_library_call(node)
+            and any(name in targets for arg in node.args for name in _names(arg.value))
+            for node in nodes
+        )
 
     def _evident_tensor(self, sized: cst.BaseExpression, stop: cst.BaseExpression) -> bool:
         """``x.shape[0]`` / ``x.size(0)`` prove ``x`` is a tensor; ``len(x)`` needs more."""
@@ -560,6 +606,15 @@ def _fed_back(value: cst.BaseExpression, name: str) -> bool:
         elif not isinstance(term, cst.Name) and name in set(_names(term)):
             return True
     return False
+
+
+def _submodules(ctx, node: cst.BaseExpression) -> bool:
+    """Is ``node`` an attribute of ``self`` that is not a tensor (``self.experts``): a
+    ModuleList or list of blocks, walked one module per step?"""
+    return (
+        isinstance(node, cst.Attribute) and dotted_name(node.value) == "self"
+        and ctx.tensor_kind(node) not in (TENSOR, HOST)
+    )
 
 
 def _per_layer(nodes: List[cst.CSTNode], variable: str) -> bool:

@@ -16,7 +16,7 @@ class DataloaderWithoutWorkers(Rule):
         "DataLoader loads batches in the training process (num_workers=0); set num_workers so "
         "loading overlaps the training step"
     )
-    triggers = ("DataLoader",)
+    triggers = ("DataLoader", "Dataset")  # a dataset class of another file tells whether workers help
     what = (
         "Finds `torch.utils.data.DataLoader(...)` (also monai's and PyG's subclasses) created without "
         "`num_workers` or with `num_workers=0`, under any import alias, reading `**loader_kwargs` "
@@ -43,9 +43,10 @@ class DataloaderWithoutWorkers(Rule):
         "No fix: the right number of workers depends on the machine's cores and the cost of "
         "loading, and worker processes change where dataset code runs. Not reported when the "
         "call passes `*args`/`**kwargs`, which may carry `num_workers`; when the dataset is "
-        "already in memory (a `TensorDataset`, a `range` or list, or a dataset class of the same "
-        "file whose `__getitem__` only indexes stored data), where workers would only add "
-        "overhead; when it is an `IterableDataset` of the same file, which every worker would "
+        "already in memory (a `TensorDataset`, a `range` or list, or a dataset class, of this file "
+        "or another of the run, whose `__getitem__` only indexes stored data and at most converts "
+        "it: `torch.from_numpy(self.x[i]).float()`), where workers would only add "
+        "overhead; when it is an `IterableDataset` of the run, which every worker would "
         "replay unless it shards itself; or in test modules (importing pytest/unittest or "
         "defining `test_*` functions), whose loaders exercise code rather than train."
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Optional
+from typing import Dict, Iterable, Optional
 
 import libcst as cst
 
@@ -35,6 +35,7 @@ class _Region:
     unwaited: bool = False  # GPU work queued since the timestamp, or since the last wait for the device
     measured: bool = False  # an explicit `timer() - start` has already closed it
     scope: Optional[Scope] = None  # where the timestamp was taken
+    work_loop: Optional[Scope] = None  # the loop, opened after the timestamp, that queued the unwaited work
 
 
 class TimingWithoutSync(Rule):
@@ -55,7 +56,9 @@ class TimingWithoutSync(Rule):
         "`.backward()`, an `optimizer.step()`, arithmetic on tensors, or a call on or with a tensor. Only in files that use "
         "CUDA or move data to a device held in a variable (`x.to(device)`). A clock read inside a loop that never restarts it (`elapsed = time.time() - "
         "start_time` for an ETA or a progress line) is not reported: it spans every iteration so "
-        "far, so at most the last few queued steps are missing from it."
+        "far, so at most the last few queued steps are missing from it. Nor is one read after a whole "
+        "loop that queued the work (`(time.time() - t0) / 3600` hours after the epoch loop): over "
+        "many iterations the work still queued at the end is a small part."
     )
     why = (
         "CUDA calls return as soon as the kernel is queued; the GPU runs it later. A timer around"
@@ -95,6 +98,16 @@ class TimingWithoutSync(Rule):
         "so the GPU is not stalled) depends on what is being measured."
     )
     valid = (
+        Valid("""
+            import time, torch
+            model.cuda()
+            t0 = time.time()
+            for epoch in range(epochs):
+                for x, y in loader:
+                    criterion(model(x.cuda()), y.cuda()).backward()
+                    optimizer.step()
+            print(f"{epochs} epochs in {(time.time() - t0) / 3600:.3f} hours")
+        """),
         Valid("""
             import time, torch
             x = torch.randn(8, 8, device='cuda')
@@ -241,7 +254,10 @@ class TimingWithoutSync(Rule):
         if stored is not None and region is None:  # `end = time.time()` closes the last open interval
             region = next((other for other in reversed(list(regions.values())) if not other.measured), None)
         if region is not None:
-            if region.unwaited and self.ctx.uses_cuda and not self._running_clock(region):
+            if (
+                region.unwaited and self.ctx.uses_cuda and not self._running_clock(region)
+                and not self._after_loop(region)
+            ):
                 self.report(node)
             region.unwaited = False  # this timestamp closed the measurement
         if stored is not None:
@@ -259,6 +275,14 @@ class TimingWithoutSync(Rule):
             scope = scope.parent
         return False
 
+    def _after_loop(self, region: _Region) -> bool:
+        """Is the clock read after a whole loop that queued the unwaited work (a total training
+        time)? Over many iterations the work still queued at the end is a small part."""
+        scope: Optional[Scope] = self.ctx.scope
+        while scope is not None and scope is not region.work_loop:
+            scope = scope.parent
+        return region.work_loop is not None and scope is None
+
     def leave_Call(self, node: cst.Call) -> None:
         regions = self._regions.get(self.ctx.scope.function)
         if not regions:
@@ -267,14 +291,25 @@ class TimingWithoutSync(Rule):
             for region in regions.values():
                 region.unwaited = False
         elif self._gpu_work(node):
-            for region in regions.values():
-                region.unwaited = True
+            self._queued(regions.values())
 
     def leave_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         regions = self._regions.get(self.ctx.scope.function)
         if regions and self.ctx.tensor_kind(node) == TENSOR:
-            for region in regions.values():
-                region.unwaited = True
+            self._queued(regions.values())
+
+    def _queued(self, regions: Iterable[_Region]) -> None:
+        """GPU work was queued here: each region is unwaited, in the outermost loop opened since its timestamp."""
+        for region in regions:
+            region.unwaited = True
+            region.work_loop = None
+            scope: Optional[Scope] = self.ctx.scope
+            while scope is not None and scope is not region.scope:
+                if scope.kind == "loop":
+                    region.work_loop = scope
+                scope = scope.parent
+            if scope is None:
+                region.work_loop = None  # the timestamp was taken in a loop this code is not inside
 
     def _syncs(self, node: cst.Call) -> bool:
         """A call that waits for the device, or may: a helper whose name says it syncs."""
