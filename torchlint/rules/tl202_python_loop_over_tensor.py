@@ -68,7 +68,7 @@ class PythonLoopOverTensor(Rule):
         "No fix: the vectorised form depends on what the loop computes. Not reported for loops over "
         "modules (`self.layers`, `nn.ModuleList`, lists of blocks, `zip(masks, self.experts)`), over Python lists of tensors "
         "(`for f in features`), over `zip` of lists, over a literal or attribute range "
-        "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`: a few "
+        "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`, also held in a name: a few "
         "large pieces), over a dimension whose body does not index per element (`for h in "
         "range(x.shape[1]): outs.append(self.heads[h](x))`), over layers (the body picks a "
         "submodule by the loop variable, `self.cls_branches[i]`), for recurrences where each step "
@@ -222,6 +222,13 @@ class PythonLoopOverTensor(Rule):
             class Head(nn.Module):
                 def forward(self, xs):
                     return [conv(x) for conv, x in zip(self.convs, xs)]
+        """),
+        Valid("""
+            import torch
+            class GhostBatchNorm(nn.Module):
+                def forward(self, x):
+                    chunks = x.chunk(x.shape[0] // self.virtual_batch_size, 0)
+                    return torch.cat([self.bn(x_) for x_ in chunks], dim=0)
         """),
         Valid("""
             import torch
@@ -465,10 +472,9 @@ class PythonLoopOverTensor(Rule):
     def _is_tensor_rows(self, node: cst.BaseExpression) -> bool:
         """``x``, ``x[0]``, ``x.unbind(...)``, ``labels.unique()``: a tensor with evidence
         that it is one (a name used like a tensor, a torch call's result). Chunks
-        (``x.split(n)``, ``torch.chunk(x, k)``) are a few large pieces, not rows."""
-        if method_call(node, *_CHUNKS) is not None or (
-            isinstance(node, cst.Call) and (self.ctx.qualname(node.func) or "").replace("torch.", "", 1) in _CHUNKS
-        ):
+        (``x.split(n)``, ``torch.chunk(x, k)``, also through a name) are a few large pieces, not rows."""
+        value = self.ctx.value_of(node.value) if isinstance(node, cst.Name) else None
+        if any(self._chunks(candidate) for candidate in (node, value) if candidate is not None):
             return False
         unbind = method_call(node, "unbind")
         base = unbind.value if unbind is not None else node
@@ -477,6 +483,11 @@ class PythonLoopOverTensor(Rule):
         if not isinstance(base, (cst.Name, cst.Call)):
             return False
         return self.ctx.tensor_kind(base) == HOST or self.ctx.surely_tensor(base)  # a host tensor's kind is evidence
+
+    def _chunks(self, node: cst.BaseExpression) -> bool:
+        return method_call(node, *_CHUNKS) is not None or (
+            isinstance(node, cst.Call) and (self.ctx.qualname(node.func) or "").replace("torch.", "", 1) in _CHUNKS
+        )
 
     def _ragged(self, nodes: List[cst.CSTNode]) -> bool:
         """Does the loop select a data-dependent number of items per element (``x[i][mask]``,
