@@ -64,7 +64,8 @@ def test_loss_functions_are_hot(name):
 
 
 @pytest.mark.parametrize("name", ["build_loss", "get_loss", "create_classification_loss", "evaluate_loss",
-                                  "estimate_loss", "val_loss", "test_loss", "plot_loss", "get_best_loss"])
+                                  "estimate_loss", "val_loss", "test_loss", "plot_loss", "get_best_loss",
+                                  "_check_nan_inf_loss", "__log_loss"])
 def test_loss_builders_and_evaluations_are_not_hot(name):
     from torchlint.context.scopes import function_hotness
 
@@ -95,3 +96,10 @@ def test_which_branch_runs_only_off_the_gpu(test, branch):
 def test_a_branch_that_sets_the_flag_it_tests_runs_once(code, once):
     statement = cst.parse_statement(code)
     assert once_only_branch(statement.test, statement.body) is once
+
+
+def test_the_forward_of_a_data_transform_is_preprocessing_not_the_model():
+    from torchlint.context.scopes import MODEL, function_hotness
+
+    assert function_hotness("forward", "Distance", frozenset(), ("BaseTransform",)) == (None, None)
+    assert function_hotness("forward", "Block", frozenset(), ("nn.TransformerEncoderLayer",))[1] == MODEL

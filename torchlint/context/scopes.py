@@ -25,10 +25,10 @@ MODEL = "model"
 STEP = "step"
 STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
 # A name ending in `loss` (or a `loss_*` computation: `loss_by_feat`, `loss_labels`) is a loss
-# function, unless its prefix says it reports or checks a loss,
+# function, unless its prefix (after any underscores: `_check_nan_loss`) says it reports or checks a loss,
 # builds one (`build_loss(cfg)`: runs once), or evaluates one over a dataset (`evaluate_loss`).
 _LOSS_NAME = re.compile(
-    r"^(?!(plot|log|print|save|show|report|record|track|update|best|check|assert|validate|verify|warn|is|has"
+    r"^(?!_*(plot|log|print|save|show|report|record|track|update|best|check|assert|validate|verify|warn|is|has"
     r"|get|build|make|create|init|setup|load|select|choose|configure|register"
     r"|estimate|evaluate|evaluation|eval|val|validation|test)_)"
     r"(\w*loss(es)?(_fn|_func|_function)?|loss_\w+)$",
@@ -111,6 +111,8 @@ def function_hotness(
 ) -> Tuple[Optional[str], Optional[str]]:
     """(reason, kind) for a function that runs once per step, else (None, None)."""
     if class_name is not None and name == "forward":
+        if any(base.rsplit(".", 1)[-1].endswith("Transform") for base in bases):
+            return None, None  # a data transform (PyG's BaseTransform): preprocessing, not the model
         return f"{class_name}.forward", MODEL
     if class_name is not None and name == "__call__" and any(_LOSS_CLASS.search(n) for n in (class_name, *bases)):
         return f"{class_name}.__call__", MODEL

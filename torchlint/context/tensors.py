@@ -209,7 +209,7 @@ class TensorInference:
             return BATCH
         if owner_kind not in (TENSOR, HOST):
             return None
-        if method in _NON_TENSOR_METHODS:
+        if method in _NON_TENSOR_METHODS or method.startswith(("is_", "has_")):  # x.is_pinned(), adj.has_value()
             return NOT
         if method in _HOST_METHODS:
             return HOST

@@ -50,7 +50,8 @@ class HostSyncInHotPath(Rule):
     what = (
         "Finds operations that need a tensor's value on the host: `.item()`, `.tolist()`, "
         "`.cpu()`, `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `if t:` / `while t:` / "
-        "`x if t else y` / `[... for v in t if v]` on a tensor, and `print(t)`. In `forward`, loss functions and loss "
+        "`x if t else y` / `[... for v in t if v]` on a tensor, and `print(t)`. In `forward` (not that of a data "
+        "transform, a class based on a `*Transform`), loss functions and loss "
         "modules (and their helpers) every one is reported. In step code (`training_step` and its "
         "family, training-loop bodies) only those that run once per element are reported: inside "
         "a loop or comprehension nested in the step. A single `loss.item()` per step for logging, a "
@@ -84,7 +85,7 @@ class HostSyncInHotPath(Rule):
         "No fix: keeping the value on the device changes types (a tensor instead of a float) and "
         "control flow (`torch.where` instead of `if`). Not reported where the data has to reach the "
         "host: `.numpy()` conversions and `.cpu()` copies a function hands to numpy, scipy, OpenCV "
-        "and the like (`C = C.cpu()` ... `linear_sum_assignment(C[i])`), and `.cpu()` copies passed straight to a callable outside torch and outside the file (`self.scorer(hyp.cpu(), ref.cpu())`: an edit-distance scorer or a feature extractor asked for host data). Nor on host tensors "
+        "and the like (`C = C.cpu()` ... `linear_sum_assignment(C[i])`), and `.cpu()` copies passed straight to a callable outside torch and outside the file (`self.scorer(hyp.cpu(), ref.cpu())`: an edit-distance scorer or a feature extractor asked for host data), or collected by a comprehension (`[w[b].cpu() for b in range(B)]`). Nor on host tensors "
         "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
         "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`), in a lambda that builds a message (`check(ok, lambda: "
@@ -98,6 +99,15 @@ class HostSyncInHotPath(Rule):
         "only in host memory (already there when they come from the collate function)."
     )
     valid = (
+        Valid("""
+            import torch
+            class Frontend(nn.Module):
+                def forward(self, wav, adj: torch.Tensor):
+                    if not adj.has_value():  # a Python bool
+                        adj = adj.fill_value(1.0)
+                    pieces = [wav[b].detach().cpu() for b in range(wav.shape[0])]
+                    return self.extractor(pieces, adj)
+        """),
         Valid("""
             import torch
             class ASR(nn.Module):
@@ -436,8 +446,10 @@ class HostSyncInHotPath(Rule):
 
     def _handed_outside_torch(self, node: cst.Call) -> bool:
         """Is ``node`` an argument of a call outside torch and outside this file (``scorer(hyp.cpu(),
-        ref.cpu())``, ``np.array(x.cpu())``): a consumer that asked for host data?"""
+        ref.cpu())``, ``np.array(x.cpu())``), or what a comprehension collects: host data for a consumer?"""
         arg, call = self.ctx.parent, self.ctx.ancestors[-2] if len(self.ctx.ancestors) > 1 else None
+        if isinstance(arg, (cst.ListComp, cst.GeneratorExp)) and arg.elt is node:
+            return True  # [w[b].cpu() for b in ...]: the batch split into host pieces for a consumer
         if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
             return False
         if isinstance(call.func, cst.Attribute) and (
