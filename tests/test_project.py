@@ -223,3 +223,64 @@ def test_modules_in_folders_without_init_match_by_their_end(tmp_path):
     """``from pkg.data import Rows`` reaches ``pkg/data.py`` even without ``pkg/__init__.py``."""
     paths = write(tmp_path, {"pkg/data.py": DATASETS, "pkg/predict.py": PREDICT.format(module="pkg.data")})
     assert found(paths) == [("predict.py", 8, "TL501")]
+
+
+FACTORIES = """
+    import os
+    from torch.utils.data import DataLoader
+
+    from pkg.infinite import InfiniteDataLoader
+
+    PIN_MEMORY = os.getenv("PIN_MEMORY", "1") == "1"
+
+
+    def create_dataloader(path, batch_size, workers=8, weighted=False):
+        dataset = Images(path)
+        loader = DataLoader if weighted else InfiniteDataLoader
+        return loader(dataset, batch_size=batch_size, num_workers=workers, pin_memory=PIN_MEMORY), dataset
+
+
+    def create_plain_loader(path, batch_size):
+        return DataLoader(Images(path), batch_size=batch_size, num_workers=4)
+"""
+INFINITE = """
+    from torch.utils.data import dataloader
+
+
+    class InfiniteDataLoader(dataloader.DataLoader):
+        pass
+"""
+TRAIN_WITH_FACTORIES = """
+    import torch
+    from tqdm import tqdm
+
+    from pkg.factories import create_dataloader, create_plain_loader
+
+    device = torch.device("cuda")
+
+
+    def train(model, optimizer, criterion, epochs):
+        train_loader, dataset = create_dataloader("data", 16)
+        plain = create_plain_loader("data", 16)
+        for epoch in range(epochs):
+            pbar = enumerate(train_loader)
+            pbar = tqdm(pbar, total=len(train_loader))
+            for i, (imgs, targets) in pbar:
+                imgs = imgs.to(device, non_blocking=True).float() / 255
+                criterion(model(imgs), targets.to(device)).backward()
+                optimizer.step()
+            for x, y in plain:
+                criterion(model(x.to(device)), y.to(device)).backward()
+                optimizer.step()
+"""
+
+
+def test_loaders_returned_by_functions_of_other_modules(tmp_path):
+    """YOLOv5's layout: ``create_dataloader`` returns a pinned loader of a DataLoader subclass
+    defined in a third module; an unpinned one is reported where it is built."""
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/infinite.py": INFINITE, "pkg/factories.py": FACTORIES,
+                             "pkg/train.py": TRAIN_WITH_FACTORIES})
+    assert found(paths) == [("factories.py", 17, "TL503"), ("train.py", 18, "TL503")]
+    assert found(paths, jobs=2) == found(paths)
+    alone = [p for p in paths if p.endswith("train.py")]
+    assert found(alone) == []

@@ -45,6 +45,10 @@ class Elsewhere:
     def __bool__(self) -> bool:
         return bool(self.hot or self.known)
 
+    def __or__(self, other: "Elsewhere") -> "Elsewhere":
+        """Both: what a file learned stays learned (linted with it, it asks less)."""
+        return Elsewhere({**other.hot, **self.hot}, {**other.known, **self.known})
+
 
 def resolve(facts: Sequence[ProjectFacts]) -> List[Elsewhere]:
     """For each file's facts, what the others tell it: its waiting functions (by local name)

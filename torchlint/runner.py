@@ -203,17 +203,23 @@ def run(
 
 def _relint_reached(outcomes: List[FileOutcome], settings: Settings, options: Options, jobs: int) -> None:
     """Lint again the files the others have news for (``torchlint.project``: functions hot
-    code calls, facts their rules asked for); a second fixing pass adds to the first's count."""
-    news = resolve([outcome.project for outcome in outcomes])
-    todo = [(index, elsewhere) for index, elsewhere in enumerate(news) if elsewhere]
-    paths = [outcomes[index].path for index, _ in todo]
-    for position, outcome in _lint_files(paths, settings, options, jobs, [elsewhere for _, elsewhere in todo]):
-        index = todo[position][0]
-        first = outcomes[index]
-        if options.mode in (FIX, ADD_NOQA):
-            outcome.fixed += first.fixed
-            outcome.fixed_codes += first.fixed_codes
-        outcomes[index] = outcome
+    code calls, facts their rules asked for), until no file has more (what a file learns may
+    be news for another: a loader class, then the factory returning it, then its caller); a
+    second fixing pass adds to the first's count."""
+    given = [Elsewhere()] * len(outcomes)  # what each file was last linted with
+    for _ in range(MAX_ROUNDS):
+        news = [given[index] | elsewhere for index, elsewhere in enumerate(resolve([o.project for o in outcomes]))]
+        todo = [(index, elsewhere) for index, elsewhere in enumerate(news) if elsewhere != given[index]]
+        if not todo:
+            return
+        paths = [outcomes[index].path for index, _ in todo]
+        for position, outcome in _lint_files(paths, settings, options, jobs, [elsewhere for _, elsewhere in todo]):
+            index, given[index] = todo[position]
+            first = outcomes[index]
+            if options.mode in (FIX, ADD_NOQA):
+                outcome.fixed += first.fixed
+                outcome.fixed_codes += first.fixed_codes
+            outcomes[index] = outcome
 
 
 def _content_key(path: str) -> Optional[str]:
@@ -239,6 +245,7 @@ def _process_chunk(
     return [process_file_safely(path, settings, options, elsewhere) for path, elsewhere in zip(paths, news)]
 
 
+MAX_ROUNDS = 4  # of linting again with news from other files
 MIN_FILES_PER_JOB = 4
 MAX_CHUNK = 16
 

@@ -22,7 +22,7 @@ from torchlint.context.facts import (
     warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name
-from torchlint.context.loaders import LoaderSources
+from torchlint.context.loaders import LoaderSources, loader_classes
 from torchlint.context.scopes import (
     MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers,
 )
@@ -125,6 +125,10 @@ class FileContext:
         """Was the value ``value_of(name, before)`` gives bound in a branch that may not have run?"""
         order = self._order.get(id(before)) if before is not None else None
         return self._here.conditional(name, order)
+
+    def unpacked_from(self, name: str) -> Optional[cst.Call]:
+        """The call whose result ``name`` was unpacked from (``loader, dataset = build(...)``), if so."""
+        return self._here.unpacked.get(name)
 
     def global_value(self, name: str) -> Optional[cst.BaseExpression]:
         """The expression last assigned to ``name`` at module level so far."""
@@ -396,6 +400,8 @@ class FileContext:
             return facts
         if "Dataset" in self.text:
             facts.offers.update(self.datasets.offers())
+        if "DataLoader" in self.text:
+            facts.offers.update(loader_classes(self))
         for scope in self._scopes:
             kind = scope.hot_kind_of()
             reaches = sorted(scope.imported) + self._self_calls(scope)
@@ -795,6 +801,8 @@ class FileContext:
                     self._bind_target(element.value, element_kind, part_of=whole)
                 if shaped is not None and isinstance(element.value, cst.Name):
                     bindings.dims[element.value.value] = shaped
+                if isinstance(value, cst.Call) and isinstance(element.value, cst.Name):
+                    bindings.unpacked[element.value.value] = value
 
 
 def _splits(value: Optional[cst.BaseExpression]) -> bool:

@@ -46,6 +46,7 @@ class Bindings:
         self.written: Set[str] = set()  # names filled element by element with host values since bound
         self.ambiguous: Set[str] = set()  # names whose branches disagree on their kind (a list or a tensor)
         self.parts: Dict[str, cst.BaseExpression] = {}  # names bound to a row or an unpacked part -> of what
+        self.unpacked: Dict[str, cst.Call] = {}  # names unpacked from what a call returned -> the call
         # name -> (assignment number, value, how many `if` branches deep it was bound)
         self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression], int]]] = {}
         self._branches: List[_Branches] = []
@@ -62,6 +63,7 @@ class Bindings:
             self.parts[name] = part_of
         else:
             self.parts.pop(name, None)
+        self.unpacked.pop(name, None)
         self._history.setdefault(name, []).append((order, value, len(self._branches)))
 
     def set_kind(self, name: str, kind: Optional[str]) -> None:

@@ -93,11 +93,15 @@ class DatasetFacts:
         self._ctx = ctx
         self._classes: Optional[Dict[str, cst.ClassDef]] = None
 
-    def _class_of(self, call: cst.Call) -> Optional[cst.ClassDef]:
+    def classes(self) -> Dict[str, cst.ClassDef]:
+        """The classes the module defines at its top level, by name."""
         if self._classes is None:
             self._classes = module_classes(self._ctx.module)
+        return self._classes
+
+    def _class_of(self, call: cst.Call) -> Optional[cst.ClassDef]:
         name = dotted_name(call.func)
-        return self._classes.get(name) if name else None
+        return self.classes().get(name) if name else None
 
     def needs_no_workers(self, dataset: Optional[cst.BaseExpression]) -> bool:
         """In memory already (workers only add overhead) or iterable (workers would replay it)."""
@@ -117,11 +121,9 @@ class DatasetFacts:
 
     def offers(self) -> Dict[str, str]:
         """This module's dataset classes that workers cannot help, by the key other files ask for."""
-        if self._classes is None:
-            self._classes = module_classes(self._ctx.module)
         return {
             f"{self._ctx.module_name}.{name}@dataset": NO_WORKERS
-            for name, cls in self._classes.items() if self._iterable(cls) or self._indexes_memory(cls)
+            for name, cls in self.classes().items() if self._iterable(cls) or self._indexes_memory(cls)
         }
 
     def changed_between_epochs(self, dataset: Optional[cst.BaseExpression], loader: Optional[str]) -> bool:

@@ -13,7 +13,7 @@ DataLoader calls it can hold.
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ from torchlint.syntax import dotted_name, literal_value, positional
 from torchlint.walker import descendants, simple_statements
 
 DATALOADER = "torch.utils.data.DataLoader"
+LOADER_CLASS = "DataLoader"  # what a module offers the run for its DataLoader subclasses
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
 DATASET_POSITION = 0
 NUM_WORKERS_POSITION = 5
@@ -34,6 +35,7 @@ _EPOCHS = re.compile(r"epoch", re.IGNORECASE)
 
 Ref = Tuple  # ("loader", call) | ("param", function, name) | ("global", name) | ("attribute", class, name)
 #              | ("returned", owner, name): what a function of the module (owner None) or a class returns
+#              | ("imported", qualname): what a function of another module of the run returns
 
 
 def keywords(ctx, call: cst.Call) -> Optional[Dict[str, cst.BaseExpression]]:
@@ -154,7 +156,36 @@ def _apply_change(ctx, statement: cst.BaseSmallStatement, name: str, found: Dict
 
 def dataloader_call(ctx, node: cst.Call) -> bool:
     """A call of ``torch.utils.data.DataLoader`` whose arguments are all visible."""
-    return ctx.qualname(node.func) == DATALOADER and keywords(ctx, node) is not None
+    return loader_class(ctx, node.func) and keywords(ctx, node) is not None
+
+
+def loader_classes(ctx) -> Dict[str, str]:
+    """This module's DataLoader subclasses, by the key other modules ask for (``loader_class``)."""
+    return {
+        f"{ctx.module_name}.{name}@class": LOADER_CLASS
+        for name, cls in ctx.datasets.classes().items()
+        if any(loader_class(ctx, base.value) for base in cls.bases)
+    }
+
+
+def loader_class(ctx, node: cst.BaseExpression, value_of: Optional[Callable] = None, depth: int = 0) -> bool:
+    """Is ``node`` the DataLoader class, a subclass the module defines (``class
+    InfiniteDataLoader(DataLoader)``), or a name bound to one of them (``loader = DataLoader
+    if weighted else InfiniteDataLoader``)? ``value_of`` looks names up (the walk's by default)."""
+    if ctx.qualname(node) == DATALOADER:
+        return True
+    if depth > 2 or not isinstance(node, cst.Name):
+        return False
+    cls = ctx.datasets.classes().get(node.value)
+    if cls is not None:
+        return any(loader_class(ctx, base.value, value_of, depth + 1) for base in cls.bases)
+    imported = ctx.project_callee(node)
+    if imported is not None:  # a subclass another module of the run defines
+        return ctx.need(f"{imported}@class") == LOADER_CLASS
+    value = (value_of or ctx.value_of)(node.value)
+    return isinstance(value, cst.IfExp) and all(
+        loader_class(ctx, branch, value_of, depth + 1) for branch in (value.body, value.orelse)
+    )
 
 
 def argument(ctx, node: cst.Call, name: str, position: int) -> Optional[cst.BaseExpression]:
@@ -217,21 +248,26 @@ class LoaderSources:
             function = ctx.scope.function
             if not ctx.bound(node.value):
                 return ("global", node.value) if function.kind == "function" else None
-            value = ctx.value_of(node.value, before=assigned)
-            if value is not None:
+            value = ctx.value_of(node.value, before=assigned) or ctx.unpacked_from(node.value)
+            if value is not None:  # also `loader, dataset = create_dataloader(...)`
                 return self.ref(value, value, depth + 1) if depth < _MAX_DEPTH else None
             return ("param", function, node.value) if is_parameter(function, node.value) else None
         if isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
             cls = ctx.scope.enclosing_class
             return ("attribute", cls, node.attr.value) if cls is not None else None
         if isinstance(node, cst.Call):
-            if ctx.qualname(node.func) == DATALOADER:
+            if loader_class(ctx, node.func):
                 return ("loader", node)
+            inner = unwrap_iteration(ctx, node)
+            if inner is not node and depth < _MAX_DEPTH:  # `pbar = tqdm(enumerate(loader))`
+                return self.ref(inner, assigned, depth + 1)
             return self._returned(node.func)
         return None
 
     def _returned(self, func: cst.BaseExpression) -> Optional[Ref]:
         if isinstance(func, cst.Name):
+            if func.value not in self._ctx.module_scope.methods and self._ctx.project_callee(func) is not None:
+                return ("imported", self._ctx.project_callee(func))
             return ("returned", None, func.value)
         if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
             cls = self._ctx.scope.enclosing_class
@@ -242,19 +278,30 @@ class LoaderSources:
         """The scopes that call ``function`` (a function scope of this file)."""
         return [site.caller for site in self._calls.of(function)]
 
-    def resolve(self, ref: Optional[Ref], depth: int = 0, seen: Optional[Set[Ref]] = None) -> List[cst.Call]:
+    def resolve(self, ref: Optional[Ref]) -> List[cst.Call]:
         """The DataLoader calls ``ref`` can hold (the whole file has been walked)."""
+        return [found[1] for found in self._origins(ref) if found[0] == "loader"]
+
+    def imported(self, ref: Optional[Ref]) -> List[str]:
+        """The functions of other modules whose result ``ref`` can hold (``create_dataloader``)."""
+        return [found[1] for found in self._origins(ref) if found[0] == "imported"]
+
+    def _origins(self, ref: Optional[Ref], depth: int = 0, seen: Optional[Set[Ref]] = None) -> List[Ref]:
+        """The DataLoader calls and other modules' functions ``ref`` leads to."""
         seen = set() if seen is None else seen
         if ref is None or depth > _MAX_DEPTH or ref in seen:
             return []
         seen.add(ref)
-        kind = ref[0]
-        if kind == "loader":
-            return [ref[1]]
-        found: List[cst.Call] = []
+        if ref[0] in ("loader", "imported"):
+            return [ref]
+        found: List[Ref] = []
         for value_ref in self._sources(ref):
-            found.extend(self.resolve(value_ref, depth + 1, seen))
+            found.extend(self._origins(value_ref, depth + 1, seen))
         return found
+
+    def returned(self, function) -> List[cst.Call]:
+        """The DataLoader calls a function of the file returns (alone or in a tuple)."""
+        return self.resolve(("returned", function.parent, function.name))
 
     def _sources(self, ref: Ref) -> List[Optional[Ref]]:
         ctx = self._ctx
@@ -269,7 +316,12 @@ class LoaderSources:
             function = _function(ctx.module_scope if ref[1] is None else ref[1], ref[2])
             if function is None:
                 return []
-            return [self._value_ref(function, value) for value in _returned_values(function)]
+            return [
+                self._value_ref(function, element)
+                for value in _returned_values(function)
+                for element in (value.elements if isinstance(value, cst.Tuple) else (value,))
+                for element in (getattr(element, "value", element),)
+            ]
         return []
 
     def _value_ref(self, scope, value: Optional[cst.BaseExpression], depth: int = 0) -> Optional[Ref]:
@@ -282,7 +334,8 @@ class LoaderSources:
                 return ("param", scope, value.value)
             return ("global", value.value)
         if isinstance(value, cst.Call):
-            if self._ctx.qualname(value.func) == DATALOADER:
+            bindings = self._ctx.bindings_of(scope)
+            if loader_class(self._ctx, value.func, bindings.latest if bindings is not None else lambda name: None):
                 return ("loader", value)
             if isinstance(value.func, cst.Name):
                 return ("returned", None, value.func.value)

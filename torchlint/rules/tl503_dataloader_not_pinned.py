@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.context.calls import parameter_position
 from torchlint.context.devices import device_move
 from torchlint.context.loaders import (
-    DATALOADER, EPOCH_HOOKS, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, has_workers, unwrap_iteration,
+    EPOCH_HOOKS, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, has_workers, unwrap_iteration,
 )
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -65,7 +65,9 @@ class DataloaderNotPinned(Rule):
         "function of the same file: a loader built at module level, in `main()` and passed to "
         "`train(loader)`, kept on `self`, or returned by a helper is followed to the loops that iterate "
         "it; across the files of one run, a loader passed to a function of another module "
-        "(`train_one_epoch(model, loader, ...)`) is followed to the moves there. A loader "
+        "(`train_one_epoch(model, loader, ...)`) is followed to the moves there, and one returned by "
+        "a function of another module (`train_loader, dataset = create_dataloader(...)`, also built "
+        "with a DataLoader subclass such as `InfiniteDataLoader`) is followed back to where it is built. A loader "
         "returned by a Lightning `train_dataloader`/`val_dataloader` hook counts as "
         "moved: the framework copies its batches to the device. Only in files that use CUDA or move "
         "data to a device held in a variable (`x.to(device)`), Lightning hooks aside."
@@ -380,8 +382,7 @@ class DataloaderNotPinned(Rule):
             self._loops.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.qualname(node.func) == DATALOADER:
-            self._note_loader(node)
+        self._note_loader(node)
         self._note_passes(node)
         if not self._loops or device_move(self.ctx, node) is None:
             return
@@ -463,8 +464,33 @@ class DataloaderNotPinned(Rule):
                         loaders[id(loader)] = loader
                         moves.setdefault(id(loader), [])
         self._tell_about_parameters()
+        self._tell_about_factories(loaders, moves)
         for key, loader in loaders.items():
             self._check(loader, self._loaders[key], moves[key])
+
+    def _tell_about_factories(self, loaders: Dict[int, cst.Call], moves: Dict[int, List]) -> None:
+        """Loaders that functions of other modules build and return (``loader, dataset =
+        create_dataloader(...)``): this file's moves of their batches are blocking moves of a
+        pinned loader if that module says so; and for this file's functions that return a
+        loader, the modules moving its batches make an unpinned one count here."""
+        by_factory: Dict[str, List[Tuple[cst.Call, Tuple[str, ...]]]] = {}
+        for ref, move, indentation in self._moves:
+            for factory in self.ctx.loaders.imported(ref) if move is not None else ():
+                by_factory.setdefault(factory, []).append((move, indentation))
+        for factory, factory_moves in by_factory.items():
+            self.ctx.offer(f"{factory}@moved", "moved")
+            if self.ctx.need(f"{factory}@returns") == "pinned":
+                self._check_blocking(factory_moves)
+        if not self._builds_loaders:
+            return
+        for function in self.ctx.module_scope.methods.values():
+            key = self.ctx.function_key(function) if function.kind == "function" else None
+            built = [loader for loader in self.ctx.loaders.returned(function) if id(loader) in self._loaders] if key else []
+            for loader in built:
+                self.ctx.offer(f"{key}@returns", "pinned" if _pinned(self._loaders[id(loader)].pin) else "unpinned")
+                if self.ctx.need(f"{key}@moved") is not None:
+                    loaders[id(loader)] = loader
+                    moves.setdefault(id(loader), [])
 
     def _tell_about_parameters(self) -> None:
         """For a parameter of a module-level function walked as a loader whose batches are
