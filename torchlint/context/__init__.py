@@ -19,7 +19,7 @@ from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
     FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset,
     export_only_branch, guards_right, host_consumed, host_library, off_gpu_branch, once_only_branch, takes_step,
-    warning_call,
+    warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -189,8 +189,9 @@ class FileContext:
         stripped by ``python -O``), an ``except`` handler, the arguments of a warning or an
         error log, a lambda that builds a message (``check(ok, lambda: f"got {x.max().item()}")``,
         called only when the check fails), a branch under a debugging or statistics flag
-        (``if self.debug:``, ``if self.collect_stats:``), or one that runs once (``if not
-        self._checked: self._checked = True``)."""
+        (``if self.debug:``, ``if self.collect_stats:``), one that runs once (``if not
+        self._checked: self._checked = True``, ``if self.cache is None: self.cache = ...``), or one
+        that handles an abnormal case it reports (``logging.warning("all invalid, skipping")``)."""
         ancestors = self.ancestors
         for index, node in enumerate(ancestors):
             if isinstance(node, (cst.Raise, cst.Assert, cst.ExceptHandler)):
@@ -202,7 +203,7 @@ class FileContext:
             if (
                 isinstance(node, cst.If) and index + 1 < len(ancestors)
                 and ancestors[index + 1] is node.body
-                and (debugging_flag(node.test) or once_only_branch(node.test, node.body))
+                and (debugging_flag(node.test) or once_only_branch(node.test, node.body) or warning_branch(node.body))
             ):
                 return True
         return False

@@ -345,15 +345,47 @@ def _export_check(test: cst.BaseExpression) -> Optional[str]:
 
 def once_only_branch(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
     """Does ``if test: body`` run once: the body sets a flag the test reads (``if not
-    self._checked: self._checked = True``)?"""
+    self._checked: self._checked = True``), or fills the attribute the test finds unset (``if
+    self.running_hyps is None: self.running_hyps = ...``)?"""
     tested = {dotted_name(node) for node in descendants(test) if isinstance(node, cst.Attribute)}
+    unset = _unset_attribute(test)
     return any(
-        isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in ("True", "False")
-        and any(dotted_name(target.target) in tested for target in small.targets)
-        for line in (body.body if isinstance(body, cst.IndentedBlock) else (body,))
-        if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
-        for small in line.body
+        isinstance(small, cst.Assign) and any(
+            unset is not None and dotted_name(target.target) == unset or dotted_name(target.target) in tested
+            and isinstance(small.value, cst.Name) and small.value.value in ("True", "False")
+            for target in small.targets
+        )
+        for small in _direct_statements(body)
     )
+
+
+def _unset_attribute(test: cst.BaseExpression) -> Optional[str]:
+    """``self.x`` for ``self.x is None`` or ``not self.x``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+        test.comparisons[0].operator, cst.Is
+    ) and is_name(test.comparisons[0].comparator, "None"):
+        test = test.left
+    else:
+        return None
+    return dotted_name(test) if isinstance(test, cst.Attribute) else None
+
+
+def warning_branch(body: cst.BaseSuite) -> bool:
+    """Does the block report a problem (``logging.warning(...)``, ``warnings.warn(...)``)? Then
+    it handles an abnormal case (``if not valid.any(): logging.warning("skip"); return ...``)."""
+    return any(
+        isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and warning_call(small.value.func)
+        for small in _direct_statements(body)
+    )
+
+
+def _direct_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
+    """The small statements directly in a block (not in its nested blocks)."""
+    for line in body.body if isinstance(body, cst.IndentedBlock) else (body,):
+        if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from line.body
 
 
 def off_gpu_branch(test: cst.BaseExpression) -> Optional[str]:

@@ -35,16 +35,29 @@ _STAYS_ON_HOST = _PASS_THROUGH | frozenset(
 )
 
 
-def _copies_host_data(call: cst.Call, factory: str) -> bool:
-    """The factory copies data the host holds (``torch.tensor(ids)``, ``torch.tensor([0.5, 2.0])``,
-    ``torch.LongTensor(indices)``): with ``device=`` it would be built there and copied just
-    the same. Legacy constructors given sizes (``torch.FloatTensor(3, 4)``) make no data."""
+_SIZED = frozenset("zeros ones empty rand randn full".split())  # factories given the tensor's size
+
+
+def _nothing_to_spare(call: cst.Call, factory: str) -> bool:
+    """Would ``device=`` spare no copy? The factory copies data the host holds
+    (``torch.tensor(ids)``, ``torch.tensor([0.5, 2.0])``, ``torch.LongTensor(indices)``: built
+    on the device, it is copied just the same), or builds an empty tensor (``torch.Tensor()``,
+    ``torch.zeros(0, d)``): there is nothing to copy. Legacy constructors given sizes
+    (``torch.FloatTensor(3, 4)``) make data."""
     if factory in DATA_FACTORIES:
         return True
+    args = positional(call)
+    if factory in _SIZED or factory in LEGACY_CONSTRUCTORS:
+        given = args[:1] if factory == "full" else args  # full(size, value)
+        sizes = [
+            element.value for arg in given
+            for element in (arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else (arg,))
+        ]
+        if any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes):
+            return True
     if factory not in LEGACY_CONSTRUCTORS:
         return False
-    args = positional(call)
-    return len(args) == 1 and not isinstance(args[0].value, cst.Integer)
+    return not call.args or len(args) == 1 and not isinstance(args[0].value, cst.Integer)
 
 
 def _has_call(node: cst.BaseExpression) -> bool:
@@ -123,12 +136,21 @@ class FactoryWithoutDevice(Rule):
         "`torch.tensor(...)`/`torch.as_tensor(...)` of a list, a literal or an array, or a legacy "
         "constructor given data (`torch.LongTensor(indices)`): with `device=` the data would be "
         "built on the host and copied just the same (TL103 reports literal constants rebuilt in a "
-        "hot path). Legacy constructors given sizes (`torch.FloatTensor(b, n)`) are flagged "
+        "hot path); nor when it builds an empty tensor (`torch.Tensor()`, `torch.zeros(0, d)`): "
+        "there is nothing to copy. Legacy constructors given sizes (`torch.FloatTensor(b, n)`) are flagged "
         "without a fix: they cannot take a CUDA `device=`; write `torch.empty(b, n, device=device)` "
         "or another factory. `x.new_tensor(torch.rand(3))` is the same move through `new_tensor`, "
         "also without a fix."
     )
     valid = (
+        Valid("""
+            import torch
+            def embed(self, cat_vars):
+                out = torch.Tensor().to(cat_vars.device)  # empty: nothing is copied
+                for layer in self.layers:
+                    out = torch.cat((out, layer(cat_vars)), dim=1)
+                return out, torch.zeros(0, 4).to(cat_vars.device)
+        """),
         Valid("""
             import torch
             idx = torch.LongTensor([0, 2, 4]).cuda()
@@ -369,7 +391,7 @@ class FactoryWithoutDevice(Rule):
         inner = _under_chain(moved)
         factory = host_factory(self.ctx, inner)
         if factory is not None:
-            if not _copies_host_data(inner, factory):
+            if not _nothing_to_spare(inner, factory):
                 fold, level = ((), None) if factory in LEGACY_CONSTRUCTORS else self._fold(inner, moved, node, move)
                 self.report(inner, replacements=fold, applicability=level)
         else:
@@ -407,7 +429,7 @@ class FactoryWithoutDevice(Rule):
                 node = node.func.value
             else:
                 factory = host_factory(self.ctx, node) if node is not None else None
-                if factory is None or _copies_host_data(node, factory):
+                if factory is None or _nothing_to_spare(node, factory):
                     return None
                 return node
         return None

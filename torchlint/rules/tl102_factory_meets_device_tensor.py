@@ -555,7 +555,7 @@ class FactoryMeetsDeviceTensor(Rule):
 
     def _builds_on_host(self, node: cst.Call) -> bool:
         factory = host_factory(self.ctx, node)
-        if factory not in FACTORIES or self.ctx.in_definition():
+        if factory not in FACTORIES or self.ctx.in_definition() or self.ctx.in_rare_path():
             return False
         if factory in DATA_FACTORIES:
             data = data_argument(node)

@@ -60,10 +60,24 @@ class ConstantTensorInHotPath(Rule):
         "No fix: a buffer needs a name, a line in `__init__` and a decision about `persistent`. Not "
         "reported for data that is not all literal (`torch.tensor([h, w])`, `torch.tensor(x.shape)`), "
         "for 0-d scalars (`torch.tensor(0.0)`: write a Python number, or it is an accumulator's "
-        "start), in `__init__`, at module level, in parameter defaults, or in training-loop code "
-        "(where the constant belongs before the loop, not in a buffer)."
+        "start), in `__init__`, at module level, in parameter defaults, in training-loop code "
+        "(where the constant belongs before the loop, not in a buffer), or on rare paths: a branch "
+        "that runs once (`if self.hyps is None: self.hyps = ...`), one that warns about an abnormal "
+        "case and bails out, `raise`/`assert`/`except`."
     )
     valid = (
+        Valid("""
+            import logging
+            import torch
+            class BeamSearch(nn.Module):
+                def forward(self, x, lengths):
+                    if self.running is None:
+                        self.running = {"score": torch.tensor([0.0]), "length": torch.tensor([2])}
+                    if not (lengths > 0).any():
+                        logging.warning("every example is too short; skipping the batch")
+                        return torch.tensor([0.0]).to(x.device)
+                    return self.search(x, self.running)
+        """),
         Valid("""
             import torch
             class M(nn.Module):
@@ -160,7 +174,10 @@ class ConstantTensorInHotPath(Rule):
         if factory not in DATA_FACTORIES and factory not in LEGACY_CONSTRUCTORS:
             return
         data = data_argument(node)
-        if data is None or not constant_data(data) or self.ctx.in_definition() or self._placeholder(node, data):
+        if (
+            data is None or not constant_data(data) or self.ctx.in_definition() or self.ctx.in_rare_path()
+            or self._placeholder(node, data)
+        ):
             return
         self.report(node, hot_when=in_model_code)
 
