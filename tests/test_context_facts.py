@@ -88,12 +88,16 @@ def test_which_branch_runs_only_off_the_gpu(test, branch):
 
 
 @pytest.mark.parametrize("code, once", [
-    ("if not self._checked:\n    self._checked = True\n", True),
+    ("if not self._checked:\n    self._checked = True\n", True),  # sets the flag it tests
     ("if self._first: self._first = False\n", True),
     ("if not self._checked:\n    self.other = True\n", False),
     ("if self._checked:\n    self._checked = flag\n", False),
+    ("if self.running_hyps is None:\n    self.running_hyps = init(x)\n", True),  # fills what it finds unset
+    ("if not self.cache:\n    self.cache = build()\n", True),
+    ("if self.count is None:\n    self.other = 1\n", False),
+    ("if x is None:\n    y = 1\n", False),
 ])
-def test_a_branch_that_sets_the_flag_it_tests_runs_once(code, once):
+def test_a_branch_that_sets_what_it_tests_runs_once(code, once):
     statement = cst.parse_statement(code)
     assert once_only_branch(statement.test, statement.body) is once
 
@@ -103,17 +107,6 @@ def test_the_forward_of_a_data_transform_is_preprocessing_not_the_model():
 
     assert function_hotness("forward", "Distance", frozenset(), ("BaseTransform",)) == (None, None)
     assert function_hotness("forward", "Block", frozenset(), ("nn.TransformerEncoderLayer",))[1] == MODEL
-
-
-@pytest.mark.parametrize("code, once", [
-    ("if self.running_hyps is None:\n    self.running_hyps = init(x)\n", True),
-    ("if not self.cache:\n    self.cache = build()\n", True),
-    ("if self.count is None:\n    self.other = 1\n", False),
-    ("if x is None:\n    y = 1\n", False),
-])
-def test_a_branch_that_fills_the_attribute_it_finds_unset_runs_once(code, once):
-    statement = cst.parse_statement(code)
-    assert once_only_branch(statement.test, statement.body) is once
 
 
 def test_a_branch_that_warns_handles_an_abnormal_case():
