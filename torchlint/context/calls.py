@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Union
 
 import libcst as cst
 
@@ -96,13 +96,27 @@ def _callee_key(func: cst.BaseExpression, scope) -> Optional[str]:
 def parameter_position(function, name: str) -> Optional[int]:
     """The position of parameter ``name`` among ``function``'s positional parameters (``self``
     of a method not counted), or None."""
+    names = _positional_parameters(function)
+    return names.index(name) if name in names else None
+
+
+def parameter_at(function, where: Union[int, str]) -> Optional[str]:
+    """The parameter of ``function`` an argument at position ``where`` (``self`` of a method not
+    counted), or passed as keyword ``where``, binds; None if none does."""
+    if isinstance(where, str):
+        return where if is_parameter(function, where) else None
+    names = _positional_parameters(function)
+    return names[where] if where < len(names) else None
+
+
+def _positional_parameters(function) -> List[str]:
     node = function.node
     if not isinstance(node, cst.FunctionDef):
-        return None
+        return []
     names = [param.name.value for param in (*node.params.posonly_params, *node.params.params)]
     if function.parent is not None and function.parent.kind == "class" and names[:1] in (["self"], ["cls"]):
         names = names[1:]
-    return names.index(name) if name in names else None
+    return names
 
 
 def is_parameter(function, name: str) -> bool:

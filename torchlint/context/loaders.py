@@ -172,9 +172,10 @@ def loader_class(ctx, node: cst.BaseExpression, value_of: Optional[Callable] = N
     """Is ``node`` the DataLoader class, a subclass the module defines (``class
     InfiniteDataLoader(DataLoader)``), or a name bound to one of them (``loader = DataLoader
     if weighted else InfiniteDataLoader``)? ``value_of`` looks names up (the walk's by default)."""
-    if ctx.qualname(node) == DATALOADER:
+    name = ctx.qualname(node) or ""
+    if name == DATALOADER:
         return True
-    if depth > 2 or not isinstance(node, cst.Name):
+    if depth > 2 or not isinstance(node, cst.Name) or name.startswith(("builtins.", "torch.")):
         return False
     cls = ctx.datasets.classes().get(node.value)
     if cls is not None:
@@ -238,6 +239,7 @@ class LoaderSources:
     def __init__(self, ctx, calls: CallSites) -> None:
         self._ctx = ctx
         self._calls = calls
+        self._attributes: Dict[object, Dict[str, List[Tuple[object, cst.BaseExpression]]]] = {}  # per class
 
     def ref(self, node: Optional[cst.BaseExpression], assigned: Optional[cst.BaseExpression] = None,
             depth: int = 0) -> Optional[Ref]:
@@ -311,7 +313,9 @@ class LoaderSources:
         if kind == "global":
             return [self._value_ref(ctx.module_scope, ctx.global_value(ref[1]))]
         if kind == "attribute":
-            return [self._value_ref(method, value) for method, value in _attribute_values(ref[1], ref[2])]
+            if ref[1] not in self._attributes:
+                self._attributes[ref[1]] = _attribute_values(ref[1])
+            return [self._value_ref(method, value) for method, value in self._attributes[ref[1]].get(ref[2], ())]
         if kind == "returned":
             function = _function(ctx.module_scope if ref[1] is None else ref[1], ref[2])
             if function is None:
@@ -359,9 +363,9 @@ def _returned_values(function) -> List[cst.BaseExpression]:
     ]
 
 
-def _attribute_values(cls, name: str) -> List[Tuple[object, cst.BaseExpression]]:
-    """Every (method, expression) assigned to ``self.<name>`` in the class's methods."""
-    values = []
+def _attribute_values(cls) -> Dict[str, List[Tuple[object, cst.BaseExpression]]]:
+    """For each ``self.<name>`` the class's methods assign: every (method, expression) assigned."""
+    values: Dict[str, List[Tuple[object, cst.BaseExpression]]] = {}
     for method in cls.methods.values():
         if method.kind != "function":
             continue
@@ -369,6 +373,6 @@ def _attribute_values(cls, name: str) -> List[Tuple[object, cst.BaseExpression]]
             for small in line.body:
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:
                     target = small.targets[0].target
-                    if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self" and target.attr.value == name:
-                        values.append((method, small.value))
+                    if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
+                        values.setdefault(target.attr.value, []).append((method, small.value))
     return values

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, List, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple, Union
 
 import libcst as cst
 
-from torchlint.context.calls import parameter_position
+from torchlint.context.calls import is_parameter, parameter_at, parameter_position
 from torchlint.context.devices import device_move
 from torchlint.context.loaders import (
     EPOCH_HOOKS, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, has_workers, unwrap_iteration,
 )
+from torchlint.context.scopes import Scope
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import keyword, literal_value, positional, target_names
+from torchlint.syntax import dotted_name, keyword, literal_value, positional, target_names
 
 
 def _true(node: Optional[cst.BaseExpression]) -> bool:
@@ -64,7 +65,8 @@ class DataloaderNotPinned(Rule):
         "not literally false), such a move without `non_blocking=True`. The loop may be in another "
         "function of the same file: a loader built at module level, in `main()` and passed to "
         "`train(loader)`, kept on `self`, or returned by a helper is followed to the loops that iterate "
-        "it; across the files of one run, a loader passed to a function of another module "
+        "it, and a batch the loop hands to a function of the file (`self.train_batch(x, y)`) to the "
+        "moves there; across the files of one run, a loader passed to a function of another module "
         "(`train_one_epoch(model, loader, ...)`) is followed to the moves there, and one returned by "
         "a function of another module (`train_loader, dataset = create_dataloader(...)`, also built "
         "with a DataLoader subclass such as `InfiniteDataLoader`) is followed back to where it is built. A loader "
@@ -172,6 +174,37 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            class Trainer:
+                def fit(self, ds, epochs):
+                    loader = DataLoader(ds, batch_size=32, num_workers=4)  # expect: TL503
+                    for epoch in range(epochs):
+                        for X, y in loader:
+                            self.train_batch(X, y)
+
+                def train_batch(self, X, y):
+                    X, y = X.to(self.device), y.to(self.device)
+                    self.criterion(self.model(X), y).backward()
+                    self.optimizer.step()
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            class Trainer:
+                def fit(self, ds, epochs):
+                    loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+                    for epoch in range(epochs):
+                        for X, y in loader:
+                            self.train_batch(X, y)
+
+                def train_batch(self, X, y):
+                    X, y = X.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
+                    self.criterion(self.model(X), y).backward()
+                    self.optimizer.step()
+        """),
         Invalid("""
             import torch
             from torch.utils.data import DataLoader
@@ -368,6 +401,10 @@ class DataloaderNotPinned(Rule):
         self._moves: List[Tuple[Ref, cst.Call, Tuple[str, ...]]] = []  # batch moves, with their indentation
         self._loaders: Dict[int, _Loader] = {}  # id(DataLoader call) -> what it was given
         self._passes: List[Tuple[str, Ref]] = []  # (key of a parameter of another module's function, what is passed)
+        # batches handed to a function of this file: (loop's loader, how the callee is named, its class, argument)
+        self._handed: List[Tuple[Ref, cst.BaseExpression, Optional[Scope], Union[int, str]]] = []
+        # moves of a parameter: (function, parameter) -> the moves, with their indentation
+        self._parameter_moves: Dict[Tuple[Scope, str], List[Tuple[cst.Call, Tuple[str, ...]]]] = {}
         self._builds_loaders = "DataLoader" in ctx.text  # else nothing passed on can be one of its loaders
 
     def visit_For(self, node: cst.For) -> None:
@@ -384,12 +421,36 @@ class DataloaderNotPinned(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         self._note_loader(node)
         self._note_passes(node)
-        if not self._loops or device_move(self.ctx, node) is None:
+        self._note_handed(node)
+        if device_move(self.ctx, node) is None:
             return
         batch = self._moved_batch(node.func.value)
         for _, names, ref in reversed(self._loops):
             if batch in names:
                 self._moves.append((ref, node, self.ctx.indentation()))
+                return
+        function = self.ctx.scope.function
+        if batch is not None and is_parameter(function, batch):  # `def train_step(x, y): x = x.to(device)`
+            self._parameter_moves.setdefault((function, batch), []).append((node, self.ctx.indentation()))
+
+    def _note_handed(self, node: cst.Call) -> None:
+        """``self.train_batch(x, y)`` in a loop over a loader: the function of this file that
+        receives the batch may be the one that moves it."""
+        func = node.func
+        if not self._loops or not (isinstance(func, cst.Name) or isinstance(func, cst.Attribute)
+                                   and dotted_name(func.value) == "self"):
+            return
+        for position, arg in enumerate(positional(node)):
+            self._hand(node, arg.value, position)
+        for arg in node.args:
+            if arg.keyword is not None:
+                self._hand(node, arg.value, arg.keyword.value)
+
+    def _hand(self, call: cst.Call, value: cst.BaseExpression, where: Union[int, str]) -> None:
+        batch = self._moved_batch(value) if isinstance(value, (cst.Name, cst.Subscript)) else None
+        for _, names, ref in reversed(self._loops):
+            if batch in names:
+                self._handed.append((ref, call.func, self.ctx.scope.enclosing_class, where))
                 return
 
     def _note_passes(self, node: cst.Call) -> None:
@@ -463,10 +524,27 @@ class DataloaderNotPinned(Rule):
                     if self.ctx.need(key) is not None:
                         loaders[id(loader)] = loader
                         moves.setdefault(id(loader), [])
+        for ref, move, indentation in self._moves_in_callees():
+            for loader in self.ctx.loaders.resolve(ref):
+                if id(loader) in self._loaders:
+                    loaders[id(loader)] = loader
+                    moves.setdefault(id(loader), []).append((move, indentation))
         self._tell_about_parameters()
         self._tell_about_factories(loaders, moves)
         for key, loader in loaders.items():
             self._check(loader, self._loaders[key], moves[key])
+
+    def _moves_in_callees(self) -> List[Tuple[Ref, cst.Call, Tuple[str, ...]]]:
+        """The moves that functions of this file make of the batches loops hand them."""
+        found = []
+        for ref, func, cls, where in self._handed:
+            owner = self.ctx.module_scope if isinstance(func, cst.Name) else cls
+            name = func.value if isinstance(func, cst.Name) else func.attr.value
+            callee = owner.methods.get(name) if owner is not None else None
+            parameter = parameter_at(callee, where) if callee is not None and callee.kind == "function" else None
+            for move, indentation in self._parameter_moves.get((callee, parameter), ()):
+                found.append((ref, move, indentation))
+        return found
 
     def _tell_about_factories(self, loaders: Dict[int, cst.Call], moves: Dict[int, List]) -> None:
         """Loaders that functions of other modules build and return (``loader, dataset =
