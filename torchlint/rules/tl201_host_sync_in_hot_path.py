@@ -270,6 +270,16 @@ class HostSyncInHotPath(Rule):
     invalid = (
         Invalid("""
             import torch
+            class Tacotron(nn.Module):
+                def forward(self, x, ys):
+                    after, before = self.decoder(x)
+                    l1, mse = self.criterion(after, before, ys)
+                    loss = l1 + mse
+                    stats = dict(l1=l1.item(), loss=loss.item())  # expect: TL201
+                    return loss, stats
+        """),
+        Invalid("""
+            import torch
             class M(nn.Module):
                 def forward(self, x):
                     return self.refine(x.cpu())  # expect: TL201
@@ -373,6 +383,8 @@ class HostSyncInHotPath(Rule):
         method = method_call(node, *HOST_READ_METHODS)
         if method is not None:
             kind = self.ctx.tensor_kind(method.value)
+            if kind is None and self._unpacked_tensor(method.value):
+                kind = TENSOR
             tensor_passed = self._parameter_read(method.value) if kind is None else None
             if (kind == TENSOR or tensor_passed is not None) and not (
                 self._host_argument(node) or self._leaves_torch(node)
@@ -465,6 +477,24 @@ class HostSyncInHotPath(Rule):
                 for part in node.parts
             )
         return self.ctx.surely_tensor(node)
+
+    def _unpacked_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """Is ``node`` unpacked from what a call on tensors returned (``l1, mse = self.criterion(out,
+        y)`` ... ``l1.item()``), or an expression over such values and tensors? A submodule's tuple
+        may hold anything, but what has ``.item()`` called on it is a tensor."""
+        if depth > 3:
+            return False
+        if depth and self.ctx.tensor_kind(node) == TENSOR:
+            return True
+        if isinstance(node, cst.BinaryOperation):
+            return any(self._unpacked_tensor(side, depth + 1) for side in (node.left, node.right))
+        if not isinstance(node, cst.Name):
+            return False
+        call = self.ctx.unpacked_from(node.value)
+        if call is not None:
+            return self.ctx.tensor_kind(call) == TENSOR
+        value = self.ctx.value_of(node.value)
+        return value is not None and self._unpacked_tensor(value, depth + 1)
 
     def _parameter_read(self, node: cst.BaseExpression) -> Optional[Callable[[], bool]]:
         """For ``logits[i].argmax()`` where ``logits`` is a parameter of the current function
