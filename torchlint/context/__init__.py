@@ -126,8 +126,9 @@ class FileContext:
         order = self._order.get(id(before)) if before is not None else None
         return self._here.conditional(name, order)
 
-    def unpacked_from(self, name: str) -> Optional[cst.Call]:
-        """The call whose result ``name`` was unpacked from (``loader, dataset = build(...)``), if so."""
+    def unpacked_from(self, name: str) -> Optional[cst.BaseExpression]:
+        """The call or name ``name`` was unpacked from (``loader, dataset = build(...)``, ``x, y =
+        batch``), if so."""
         return self._here.unpacked.get(name)
 
     def global_value(self, name: str) -> Optional[cst.BaseExpression]:
@@ -802,7 +803,7 @@ class FileContext:
                     self._bind_target(element.value, element_kind, part_of=whole)
                 if shaped is not None and isinstance(element.value, cst.Name):
                     bindings.dims[element.value.value] = shaped
-                if isinstance(value, cst.Call) and isinstance(element.value, cst.Name):
+                if isinstance(value, (cst.Call, cst.Name)) and isinstance(element.value, cst.Name):
                     bindings.unpacked[element.value.value] = value
 
 

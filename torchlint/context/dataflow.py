@@ -46,7 +46,7 @@ class Bindings:
         self.written: Set[str] = set()  # names filled element by element with host values since bound
         self.ambiguous: Set[str] = set()  # names whose branches disagree on their kind (a list or a tensor)
         self.parts: Dict[str, cst.BaseExpression] = {}  # names bound to a row or an unpacked part -> of what
-        self.unpacked: Dict[str, cst.Call] = {}  # names unpacked from what a call returned -> the call
+        self.unpacked: Dict[str, cst.BaseExpression] = {}  # names unpacked from a call's result or a name -> it
         # name -> (assignment number, value, how many `if` branches deep it was bound)
         self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression], int]]] = {}
         self._branches: List[_Branches] = []

@@ -178,6 +178,39 @@ class DataloaderNotPinned(Rule):
             import torch
             from torch.utils.data import DataLoader
 
+            def train_step(model, batch, device):
+                x, y = batch
+                return model(x.to(device), y.to(device))  # expect: TL503
+
+            def main(ds, model, optimizer, device):
+                loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+                for epoch in range(10):
+                    for batch in loader:
+                        images, _ = batch
+                        images = images.to(device)  # expect: TL503
+                        train_step(model, batch, device).backward()
+                        optimizer.step()
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def train_step(model, batch, device):
+                x, y = batch
+                return model(x.to(device, non_blocking=True), y.to(device, non_blocking=True))
+
+            def main(ds, model, optimizer, device):
+                loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+                for epoch in range(10):
+                    for batch in loader:
+                        images, _ = batch
+                        images = images.to(device, non_blocking=True)
+                        train_step(model, batch, device).backward()
+                        optimizer.step()
+        """),
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+
             class Trainer:
                 def fit(self, ds, epochs):
                     loader = DataLoader(ds, batch_size=32, num_workers=4)  # expect: TL503
@@ -487,12 +520,16 @@ class DataloaderNotPinned(Rule):
         )
 
     def _moved_batch(self, owner: cst.BaseExpression, depth: int = 0) -> Optional[str]:
-        """The loop's batch name that ``owner.to(...)`` moves: ``x``, ``batch["image"]``, or an
-        element of a batch walked in a comprehension (``{k: v.to(d) for k, v in batch.items()}``)."""
+        """The loop's batch name that ``owner.to(...)`` moves: ``x``, ``batch["image"]``, a part
+        of it (``x, y = batch``), or an element of a batch walked in a comprehension (``{k:
+        v.to(d) for k, v in batch.items()}``)."""
         while isinstance(owner, cst.Subscript):
             owner = owner.value
         if not isinstance(owner, cst.Name):
             return None
+        whole = self.ctx.unpacked_from(owner.value)
+        if isinstance(whole, cst.Name) and depth <= 4:
+            return self._moved_batch(whole, depth + 1)
         value = self.ctx.value_of(owner.value)
         if value is not None:  # `batch = batch[0]`, `x = batch["image"]`: still (part of) the batch
             while isinstance(value, cst.Subscript):
