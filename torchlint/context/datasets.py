@@ -84,8 +84,6 @@ def _loops(root: cst.CSTNode) -> Iterable[cst.CSTNode]:
         stack.extend(node.children)
 
 
-
-
 class DatasetFacts:
     """Answers about the dataset argument of a ``DataLoader`` call in one file."""
 

@@ -349,14 +349,14 @@ def once_only_branch(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
     self.running_hyps is None: self.running_hyps = ...``)?"""
     tested = {dotted_name(node) for node in descendants(test) if isinstance(node, cst.Attribute)}
     unset = _unset_attribute(test)
-    return any(
-        isinstance(small, cst.Assign) and any(
-            unset is not None and dotted_name(target.target) == unset or dotted_name(target.target) in tested
-            and isinstance(small.value, cst.Name) and small.value.value in ("True", "False")
-            for target in small.targets
-        )
-        for small in _direct_statements(body)
-    )
+    for small in _direct_statements(body):
+        if not isinstance(small, cst.Assign):
+            continue
+        flag = is_name(small.value, "True") or is_name(small.value, "False")
+        assigned = {dotted_name(target.target) for target in small.targets}
+        if (unset is not None and unset in assigned) or (flag and not assigned.isdisjoint(tested)):
+            return True
+    return False
 
 
 def _unset_attribute(test: cst.BaseExpression) -> Optional[str]:

@@ -268,9 +268,8 @@ class LoaderSources:
 
     def _returned(self, func: cst.BaseExpression) -> Optional[Ref]:
         if isinstance(func, cst.Name):
-            if func.value not in self._ctx.module_scope.methods and self._ctx.project_callee(func) is not None:
-                return ("imported", self._ctx.project_callee(func))
-            return ("returned", None, func.value)
+            imported = self._ctx.project_callee(func) if func.value not in self._ctx.module_scope.methods else None
+            return ("imported", imported) if imported is not None else ("returned", None, func.value)
         if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
             cls = self._ctx.scope.enclosing_class
             return ("returned", cls, func.attr.value) if cls is not None else None
@@ -320,12 +319,7 @@ class LoaderSources:
             function = _function(ctx.module_scope if ref[1] is None else ref[1], ref[2])
             if function is None:
                 return []
-            return [
-                self._value_ref(function, element)
-                for value in _returned_values(function)
-                for element in (value.elements if isinstance(value, cst.Tuple) else (value,))
-                for element in (getattr(element, "value", element),)
-            ]
+            return [self._value_ref(function, value) for value in _returned_values(function)]
         return []
 
     def _value_ref(self, scope, value: Optional[cst.BaseExpression], depth: int = 0) -> Optional[Ref]:
@@ -355,12 +349,15 @@ def _function(owner, name: str):
 
 
 def _returned_values(function) -> List[cst.BaseExpression]:
-    return [
-        small.value
-        for line in simple_statements(function.node.body)
-        for small in line.body
-        if isinstance(small, cst.Return) and small.value is not None
-    ]
+    """What ``function``'s ``return`` statements give, a returned tuple's elements each."""
+    values = []
+    for line in simple_statements(function.node.body):
+        for small in line.body:
+            if isinstance(small, cst.Return) and isinstance(small.value, cst.Tuple):
+                values.extend(element.value for element in small.value.elements)
+            elif isinstance(small, cst.Return) and small.value is not None:
+                values.append(small.value)
+    return values
 
 
 def _attribute_values(cls) -> Dict[str, List[Tuple[object, cst.BaseExpression]]]:

@@ -166,14 +166,14 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope]) -> None:
                 continue
             kind = scope.hot_kind_of()
             for name in scope.called:
-                target = _callee(scope, module_scope, name)
+                target = callee(scope, module_scope, name)
                 if target is not None and target.hot_reason is None and not target.cold:
                     target.hot_reason = f"{target.name} (called from {scope.hot_path()})"
                     target.hot_kind = kind
                     changed = True
 
 
-def _callee(caller: Scope, module_scope: Scope, name: str) -> Optional[Scope]:
+def callee(caller: Scope, module_scope: Scope, name: str) -> Optional[Scope]:
     """The function a call of ``name`` (``helper`` or ``self.helper``) from ``caller`` runs."""
     owner_name, _, attr = name.partition(".")
     if attr:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, Tuple
 
 import libcst as cst
 
@@ -415,9 +415,14 @@ class HostSyncInHotPath(Rule):
             if self.ctx.surely_tensor(operand):
                 self._flag(operand, "a truth test on a tensor")
 
+    def _holders(self) -> Tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
+        """The parent of the visited node and its grandparent (an ``Arg`` and its call)."""
+        ancestors = self.ctx.ancestors
+        return self.ctx.parent, ancestors[-2] if len(ancestors) > 1 else None
+
     def _host_argument(self, node: cst.Call) -> bool:
         """Is ``node`` passed where the callee requires a host value (``pack_padded_sequence``'s lengths)?"""
-        arg, call = self.ctx.parent, self.ctx.ancestors[-2] if len(self.ctx.ancestors) > 1 else None
+        arg, call = self._holders()
         if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
             return False
         wanted = _HOST_ARGUMENTS.get(self.ctx.qualname(call.func) or "")
@@ -459,7 +464,7 @@ class HostSyncInHotPath(Rule):
     def _handed_outside_torch(self, node: cst.Call) -> bool:
         """Is ``node`` an argument of a call outside torch and outside this file (``scorer(hyp.cpu(),
         ref.cpu())``, ``np.array(x.cpu())``), or what a comprehension collects: host data for a consumer?"""
-        arg, call = self.ctx.parent, self.ctx.ancestors[-2] if len(self.ctx.ancestors) > 1 else None
+        arg, call = self._holders()
         if isinstance(arg, (cst.ListComp, cst.GeneratorExp)) and arg.elt is node:
             return True  # [w[b].cpu() for b in ...]: the batch split into host pieces for a consumer
         if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):

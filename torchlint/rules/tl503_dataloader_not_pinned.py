@@ -12,7 +12,7 @@ from torchlint.context.devices import device_move
 from torchlint.context.loaders import (
     EPOCH_HOOKS, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, has_workers, unwrap_iteration,
 )
-from torchlint.context.scopes import Scope
+from torchlint.context.scopes import Scope, callee
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, keyword, literal_value, positional, target_names
@@ -434,8 +434,8 @@ class DataloaderNotPinned(Rule):
         self._moves: List[Tuple[Ref, cst.Call, Tuple[str, ...]]] = []  # batch moves, with their indentation
         self._loaders: Dict[int, _Loader] = {}  # id(DataLoader call) -> what it was given
         self._passes: List[Tuple[str, Ref]] = []  # (key of a parameter of another module's function, what is passed)
-        # batches handed to a function of this file: (loop's loader, how the callee is named, its class, argument)
-        self._handed: List[Tuple[Ref, cst.BaseExpression, Optional[Scope], Union[int, str]]] = []
+        # batches handed to a function of this file: (loop's loader, the calling scope, the callee's name, argument)
+        self._handed: List[Tuple[Ref, Scope, str, Union[int, str]]] = []
         # moves of a parameter: (function, parameter) -> the moves, with their indentation
         self._parameter_moves: Dict[Tuple[Scope, str], List[Tuple[cst.Call, Tuple[str, ...]]]] = {}
         self._builds_loaders = "DataLoader" in ctx.text  # else nothing passed on can be one of its loaders
@@ -483,7 +483,7 @@ class DataloaderNotPinned(Rule):
         batch = self._moved_batch(value) if isinstance(value, (cst.Name, cst.Subscript)) else None
         for _, names, ref in reversed(self._loops):
             if batch in names:
-                self._handed.append((ref, call.func, self.ctx.scope.enclosing_class, where))
+                self._handed.append((ref, self.ctx.scope, dotted_name(call.func), where))
                 return
 
     def _note_passes(self, node: cst.Call) -> None:
@@ -574,12 +574,10 @@ class DataloaderNotPinned(Rule):
     def _moves_in_callees(self) -> List[Tuple[Ref, cst.Call, Tuple[str, ...]]]:
         """The moves that functions of this file make of the batches loops hand them."""
         found = []
-        for ref, func, cls, where in self._handed:
-            owner = self.ctx.module_scope if isinstance(func, cst.Name) else cls
-            name = func.value if isinstance(func, cst.Name) else func.attr.value
-            callee = owner.methods.get(name) if owner is not None else None
-            parameter = parameter_at(callee, where) if callee is not None and callee.kind == "function" else None
-            for move, indentation in self._parameter_moves.get((callee, parameter), ()):
+        for ref, caller, name, where in self._handed:
+            function = callee(caller, self.ctx.module_scope, name)
+            parameter = parameter_at(function, where) if function is not None else None
+            for move, indentation in self._parameter_moves.get((function, parameter), ()):
                 found.append((ref, move, indentation))
         return found
 
