@@ -17,9 +17,9 @@ from torchlint.context.calls import CallSites
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
-    FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset,
-    export_only_branch, guards_right, host_consumed, host_library, off_gpu_branch, once_only_branch, takes_step,
-    warning_branch, warning_call,
+    FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, guards_right,
+    host_consumed, host_library, off_gpu_branch, once_only_branch, renders_plots, takes_step, warning_branch,
+    warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -59,6 +59,7 @@ class FileContext:
         self.module_scope = Scope("module", "<module>", None, module)
         self.scope = self.module_scope
         self._hot_functions = hot_functions
+        self._plots = "matplotlib" in text  # functions may draw (``renders_plots``)
         self.elsewhere = elsewhere or Elsewhere()
         self._offers: Dict[str, str] = {}
         self._needs: Dict[str, None] = {}  # the keys asked for, once each, in order
@@ -600,8 +601,11 @@ class FileContext:
         scope.hot_reason, scope.hot_kind = function_hotness(
             name, cls.name if cls else None, self._hot_functions, cls.bases if cls else ()
         )
-        if scope.hot_reason and scope.hot_reason.startswith("loss function") and evaluates_dataset(node, self.qualname):
-            scope.hot_reason, scope.hot_kind, scope.cold = None, None, True  # `def epoch_loss(model, loader)`
+        if (
+            scope.hot_reason and scope.hot_reason.startswith("loss function") and evaluates_dataset(node, self.qualname)
+        ) or (self._plots and renders_plots(node, self.qualname)):
+            # `def epoch_loss(model, loader)`, `def plot_prediction(...)`
+            scope.hot_reason, scope.hot_kind, scope.cold = None, None, True
         self._register(scope)
         self._scopes.append(scope)
         self._bindings[scope] = bindings = Bindings()

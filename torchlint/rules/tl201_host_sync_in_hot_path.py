@@ -91,6 +91,7 @@ class HostSyncInHotPath(Rule):
         "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`), in a lambda that builds a message (`check(ok, lambda: "
         "f\"got {x.max().item()}\")`: it runs only when the check fails), in code that runs only off "
         "the GPU (`if x.device.type == \"cpu\":`, `if x.is_cpu:`, after `if x.is_cuda: return ...`), "
+        "in a function that draws with matplotlib (its data must reach the host), "
         "in the first statement "
         "under a test that has just synchronised (`if loss.item() > 1: print(loss.item())`: the "
         "queue is empty, the second read waits for nothing), for shapes and sizes (`int(x.shape[0])`), for identity tests "
@@ -99,6 +100,20 @@ class HostSyncInHotPath(Rule):
         "only in host memory (already there when they come from the collate function)."
     )
     valid = (
+        Valid("""
+            import torch
+            from lightning import LightningModule
+            class Forecaster(LightningModule):
+                def training_step(self, batch, batch_idx):
+                    out = self(batch)
+                    self.plot_prediction(out)
+                    return self.loss(out, batch["y"])
+                def plot_prediction(self, out: torch.Tensor):
+                    from matplotlib import pyplot as plt
+                    for series in out:
+                        y = series.detach().cpu()  # drawing needs the data on the host
+                        plt.plot(y[: int(y.argmax())])
+        """),
         Valid("""
             import torch
             class Frontend(nn.Module):

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, Optional
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.context import NOT, TENSOR
-from torchlint.context.scopes import Scope, is_training_step_call
+from torchlint.context.scopes import Scope, callee, is_training_step_call
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name
+from torchlint.syntax import assigned_name, dotted_name
 from torchlint.walker import descendants
 
 
@@ -36,6 +36,9 @@ class _Region:
     measured: bool = False  # an explicit `timer() - start` has already closed it
     scope: Optional[Scope] = None  # where the timestamp was taken
     work_loop: Optional[Scope] = None  # the loop, opened after the timestamp, that queued the unwaited work
+    waited: bool = False  # something waited for the device since the timestamp
+    helpers_since_work: Tuple[str, ...] = ()  # this file's functions called since the last unwaited work
+    helpers_within: Tuple[str, ...] = ()  # this file's functions called since the timestamp
 
 
 class TimingWithoutSync(Rule):
@@ -181,8 +184,54 @@ class TimingWithoutSync(Rule):
                 if i % 10 == 0:
                     eta = (time.time() - start_time) / (i + 1) * (len(loader) - i - 1)
         """),
+        Valid("""
+            import time, torch
+            model.cuda()
+            def main(loader):
+                t0 = time.perf_counter()
+                val_loss = validate(model, loader)
+                t1 = time.perf_counter() - t0
+            def validate(model, loader):
+                return sum(model(x.cuda()).item() for x in loader)
+        """),
+        Valid("""
+            import time, torch
+            model.cuda()
+            turn_start = time.perf_counter()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                if not torch.isfinite(loss):
+                    continue
+                loss.backward()
+                optimizer.step()
+                log(step_time=time.perf_counter() - turn_start)
+                turn_start = time.perf_counter()
+        """),
+        Valid("""
+            import time, torch
+            model.cuda()
+            start_time = time.perf_counter()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                turn_start_time = time.perf_counter()
+                optimizer.step()
+                losses.append(loss.item())
+                log(turn=time.perf_counter() - turn_start_time)
+            log(total=time.perf_counter() - start_time)
+        """),
     )
     invalid = (
+        Invalid("""
+            import time, torch
+            model.cuda()
+            def main(x):
+                t0 = time.perf_counter()
+                out = forward_all(model, x.cuda())
+                return time.perf_counter() - t0  # expect: TL601
+            def forward_all(model, x):
+                return [model(x), model(x.flip(0))]
+        """),
         Invalid("""
             import time
             def timed_step(model, x, device):
@@ -236,6 +285,8 @@ class TimingWithoutSync(Rule):
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
         self._regions: Dict[object, Dict[str, _Region]] = {}  # function scope -> start name -> region
+        self._suspects: List[Tuple[cst.Call, Scope, Tuple[str, ...]]] = []  # reads waiting on this file's helpers
+        self._helper_waits: Dict[int, bool] = {}  # id(function scope) -> does calling it wait for the device
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) not in _TIMERS:
@@ -251,18 +302,63 @@ class TimingWithoutSync(Rule):
             if region is not None:
                 region.measured = True
         stored = assigned_name(parent, node)
-        if stored is not None and region is None:  # `end = time.time()` closes the last open interval
+        if stored is not None and region is None and not self._opens(stored):
+            # `end = time.time()` closes the last open interval
             region = next((other for other in reversed(list(regions.values())) if not other.measured), None)
         if region is not None:
             if (
                 region.unwaited and self.ctx.uses_cuda and not self._running_clock(region)
                 and not self._after_loop(region)
             ):
-                self.report(node)
+                self._suspect(node, region)
             region.unwaited = False  # this timestamp closed the measurement
         if stored is not None:
             regions.pop(stored, None)
             regions[stored] = _Region(scope=self.ctx.scope)
+
+    def _opens(self, stored: str) -> bool:
+        """Is ``stored = time.time()`` a start, only ever subtracted (``time.time() - stored``)?"""
+        sides = {
+            "left" if node.left is operand else "right"
+            for node in descendants(self.ctx.scope.function.node)
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract)
+            for operand in (node.left, node.right)
+            if isinstance(operand, cst.Name) and operand.value == stored
+        }
+        return sides == {"right"}
+
+    def _suspect(self, node: cst.Call, region: _Region) -> None:
+        """A clock read after unwaited work: reported, unless a function of this file called in
+        the interval waits for the device (known once the file is walked). A clock restarted
+        every iteration of a loop that waits somewhere in each interval is honest on average:
+        no iteration's work runs more than an interval behind."""
+        per_iteration = self.ctx.scope.kind == "loop"
+        if per_iteration and region.waited:
+            return
+        helpers = region.helpers_within if per_iteration else region.helpers_since_work
+        if helpers:
+            self._suspects.append((node, self.ctx.scope, helpers))
+        else:
+            self.report(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for read, scope, helpers in self._suspects:
+            if not any(self._waits_in(scope, name) for name in helpers):
+                self.report(read)
+
+    def _waits_in(self, caller: Scope, name: str, depth: int = 0) -> bool:
+        """Does the function of this file that ``caller`` calls as ``name`` wait for the device,
+        itself or through the functions of the file it calls?"""
+        function = callee(caller, self.ctx.module_scope, name)
+        if function is None or function.node is None or depth > 2:
+            return False
+        if id(function) not in self._helper_waits:
+            self._helper_waits[id(function)] = False  # a recursive call does not wait by itself
+            calls = [node for node in descendants(function.node) if isinstance(node, cst.Call)]
+            self._helper_waits[id(function)] = any(self._syncs(call) for call in calls) or any(
+                self._waits_in(function, helper, depth + 1) for helper in filter(None, map(_helper_name, calls))
+            )
+        return self._helper_waits[id(function)]
 
     def _running_clock(self, region: _Region) -> bool:
         """Read inside a loop that does not restart it: a clock over all iterations so far
@@ -288,10 +384,42 @@ class TimingWithoutSync(Rule):
         if not regions:
             return
         if self._syncs(node):
-            for region in regions.values():
-                region.unwaited = False
-        elif self._gpu_work(node):
+            self._waited(regions.values())
+            return
+        if self._gpu_work(node):
             self._queued(regions.values())
+        helper = _helper_name(node)
+        if helper is not None:
+            for region in regions.values():
+                region.helpers_since_work += (helper,)
+                region.helpers_within += (helper,)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._branch_opened(node)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._branch_opened(node)
+
+    def _branch_opened(self, body: cst.BaseSuite) -> None:
+        """``if not torch.isfinite(grad_norm):`` reads a tensor on the host before its body runs."""
+        regions = self._regions.get(self.ctx.scope.function)
+        test = getattr(self.ctx.parent, "test", None)
+        if regions and test is not None and self.ctx.parent.body is body and self._tests_tensor(test):
+            self._waited(regions.values())
+
+    def _tests_tensor(self, test: cst.BaseExpression) -> bool:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self._tests_tensor(test.expression)
+        if isinstance(test, cst.BooleanOperation):
+            return self._tests_tensor(test.left) or self._tests_tensor(test.right)
+        return self.ctx.tensor_kind(test) == TENSOR
+
+    @staticmethod
+    def _waited(regions: Iterable[_Region]) -> None:
+        for region in regions:
+            region.unwaited = False
+            region.waited = True
+            region.helpers_since_work = ()
 
     def leave_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         regions = self._regions.get(self.ctx.scope.function)
@@ -302,6 +430,7 @@ class TimingWithoutSync(Rule):
         """GPU work was queued here: each region is unwaited, in the outermost loop opened since its timestamp."""
         for region in regions:
             region.unwaited = True
+            region.helpers_since_work = ()
             region.work_loop = None
             scope: Optional[Scope] = self.ctx.scope
             while scope is not None and scope is not region.scope:
@@ -334,3 +463,11 @@ def _assigns(root: cst.CSTNode, name: str) -> bool:
         isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name) and node.target.value == name
         for node in descendants(root)
     )
+
+
+def _helper_name(node: cst.Call) -> Optional[str]:
+    """``helper`` or ``self.helper`` of ``helper(...)``: a call that may run a function of this file."""
+    name = dotted_name(node.func)
+    if name is None or name.count(".") > 1 or (name.count(".") == 1 and not name.startswith("self.")):
+        return None
+    return name
