@@ -28,7 +28,7 @@ from torchlint.context.scopes import (
 )
 from torchlint.context.tensors import (
     BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference,
-    dimension_source, parameter_kind, shape_source,
+    dimension_index, dimension_source, parameter_kind, shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
 from torchlint.syntax import dotted_name, is_name
@@ -250,10 +250,19 @@ class FileContext:
         if isinstance(node, cst.Name):
             dims = self._here.dims
             if node.value in dims:
-                return dims[node.value]
+                return dims[node.value][0]
             value = self.value_of(node.value)
             return dimension_source(value, self.tensor_kind) if value is not None else None
         return dimension_source(node, self.tensor_kind)
+
+    def dimension(self, node: cst.BaseExpression) -> Optional[int]:
+        """Which dimension of its tensor a size holds: 1 for ``x.size(1)`` or ``t`` of ``b, t, c =
+        x.shape``, 0 for ``len(x)``; None when unknown."""
+        if isinstance(node, cst.Name):
+            if node.value in self._here.dims:
+                return self._here.dims[node.value][1]
+            node = self.value_of(node.value)
+        return dimension_index(node)
 
     def in_definition(self) -> bool:
         """In a parameter default or a decorator: evaluated once, when the function is defined."""
@@ -800,13 +809,13 @@ class FileContext:
             shaped = shape_source(value, self._bound_kinds.kind) if value is not None else None
             whole = part_of or value if kind in (TENSOR, HOST) and shaped is None and _splits(value) else None
             element_kind = NOT if shaped is not None else TENSOR if kind == BATCH else kind if whole is not None else None
-            for element in target.elements:
+            for position, element in enumerate(target.elements):
                 if isinstance(element, cst.StarredElement):  # a, *rest = x.split(n): a list
                     self._bind_target(element.value, NOT)
                 else:
                     self._bind_target(element.value, element_kind, part_of=whole)
                 if shaped is not None and isinstance(element.value, cst.Name):
-                    bindings.dims[element.value.value] = shaped
+                    bindings.dims[element.value.value] = shaped, position
                 if isinstance(value, (cst.Call, cst.Name)) and isinstance(element.value, cst.Name):
                     bindings.unpacked[element.value.value] = value
 

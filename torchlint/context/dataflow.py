@@ -42,7 +42,7 @@ class Bindings:
 
     def __init__(self) -> None:
         self.kinds: Dict[str, Optional[str]] = {}
-        self.dims: Dict[str, cst.BaseExpression] = {}  # names unpacked from a shape -> the tensor
+        self.dims: Dict[str, Tuple[cst.BaseExpression, int]] = {}  # names unpacked from a shape -> (tensor, dim)
         self.written: Set[str] = set()  # names filled element by element with host values since bound
         self.ambiguous: Set[str] = set()  # names whose branches disagree on their kind (a list or a tensor)
         self.parts: Dict[str, cst.BaseExpression] = {}  # names bound to a row or an unpacked part -> of what

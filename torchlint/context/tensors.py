@@ -301,6 +301,19 @@ def dimension_source(node: cst.BaseExpression, kind: Callable) -> Optional[cst.B
     return None
 
 
+def dimension_index(node: Optional[cst.BaseExpression]) -> Optional[int]:
+    """The dimension a size expression reads: ``k`` of ``t.shape[k]`` and ``t.size(k)``, 0 of ``len(t)``."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+        return 0
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        index = node.slice[0].slice.value
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and len(node.args) == 1:
+        index = node.args[0].value
+    else:
+        return None
+    return int(index.value) if isinstance(index, cst.Integer) else None
+
+
 def shape_source(node: cst.BaseExpression, kind: Callable) -> Optional[cst.BaseExpression]:
     """The tensor of ``t.shape`` / ``t.size()`` (a whole shape, as unpacked by ``b, c = t.shape``)."""
     if isinstance(node, cst.Attribute) and node.attr.value == "shape":

@@ -8,8 +8,9 @@ import libcst as cst
 
 from torchlint.context import HOST, TENSOR
 from torchlint.context.scopes import in_model_code
+from torchlint.context.tensors import dimension_index
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, method_call, positional, target_names
+from torchlint.syntax import dotted_name, is_name, method_call, positional, target_names
 from torchlint.walker import descendants, simple_statements
 
 
@@ -81,9 +82,25 @@ class PythonLoopOverTensor(Rule):
         "arrays (`[linear_sum_assignment(c) for c in C]`, `librosa.stft(x[i].numpy())`), for "
         "comprehensions that only copy each element to the host (`[w[b].cpu() for b in range(B)]`), for per-item selections of data-dependent size collected in a list the "
         "function returns (`kept.append(boxes[i][scores[i] > t])`: ragged results have no dense "
-        "form), in training-loop code, or in `while` loops (their trip count is not visible)."
+        "form), in training-loop code, or in `while` loops (their trip count is not visible). Nor a "
+        "loop over a dimension other than the batch that runs one of the model's submodules on each "
+        "slice (`for i in range(t): aligned.append(self.align(feats[:, i], ref))`): each iteration "
+        "is a whole batched network call per frame, source or layer. Over the batch "
+        "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import torch
+            class VideoSR(nn.Module):
+                def forward(self, x):
+                    b, t, c, h, w = x.size()
+                    feats = self.extract(x.view(-1, c, h, w)).view(b, t, -1, h, w)
+                    aligned = []
+                    for i in range(t):  # one alignment network call per frame
+                        neighbour = [feats[:, i].clone()]
+                        aligned.append(self.align(neighbour, feats[:, t // 2]))
+                    return torch.stack(aligned, dim=1)
+        """),
         Valid("""
             import torch
             class MoE(nn.Module):
@@ -335,6 +352,24 @@ class PythonLoopOverTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            class TTSLoss(nn.Module):
+                def forward(self, mel_out, mel_target, mel_length):
+                    loss = 0
+                    for i in range(mel_target.shape[0]):  # expect: TL202
+                        loss = loss + self.mel_loss(mel_out[i, : mel_length[i]], mel_target[i, : mel_length[i]])
+                    return loss
+        """),
+        Invalid("""
+            import torch
+            class FocalLoss(nn.Module):
+                def forward(self, y_pred, y_true):
+                    losses = []
+                    for cls in range(y_pred.size(1)):  # expect: TL202
+                        losses.append(self.focal_loss_fn(y_pred[:, cls], (y_true == cls).long()))
+                    return torch.stack(losses).sum()
+        """),
+        Invalid("""
+            import torch
             from torch import nn
             class ClassBalanced(nn.Module):
                 def forward(self, logits, labels):
@@ -451,7 +486,10 @@ class PythonLoopOverTensor(Rule):
             if any(_submodules(self.ctx, candidate) for candidate in iterated):
                 return False  # zip(masks, self.experts): one module per step
             nodes = [node for part in body for node in descendants(part)]
-            if self._to_host(nodes, set(target_names(target))):
+            if self._to_host(nodes, set(target_names(target))) or (
+                not any(_unbinds_dimension(candidate) in (None, 0) for candidate in iterated)
+                and _runs_module_on(self.ctx, nodes, set(target_names(target)))
+            ):
                 return False
             # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
             return not _recurrence(self.ctx, body, nodes, variable) and not self._ragged(nodes)
@@ -465,6 +503,10 @@ class PythonLoopOverTensor(Rule):
         if (
             _recurrence(self.ctx, body, nodes, variable) or self._ragged(nodes) or _per_layer(nodes, variable)
             or self._to_host(nodes, {variable})
+            or (
+                self.ctx.dimension(stop) != 0 and _runs_module_on(self.ctx, nodes, {variable})
+                and not any(self._masks_by(node, variable) for node in nodes)
+            )
         ):
             return False
         return any(self._indexes_by(node, variable) or self._masks_by(node, variable) for node in nodes)
@@ -638,6 +680,30 @@ def _per_layer(nodes: List[cst.CSTNode], variable: str) -> bool:
         and any(variable in set(_names(element)) for element in node.slice)
         for node in nodes
     )
+
+
+def _runs_module_on(ctx, nodes: List[cst.CSTNode], targets: Set[str]) -> bool:
+    """Does the body run one of the model's submodules on each element (``self.pcd_align(feat[:,
+    i], ref)``, ``self.loss_func(est[:, i], src[:, j])``), not a method of its class? Each
+    iteration is then a whole batched network call per frame, source or layer, not element-wise
+    work. (Over the batch, ``range(x.shape[0])``, it is still one call per sample.)"""
+    targets = set(targets)
+    for node in nodes:  # names the body derives from the element (``nbr = [f1[:, i], f2[:, i]]``)
+        if isinstance(node, cst.Assign) and targets.intersection(_names(node.value)):
+            targets.update(_assigned_names(node))
+    return any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")
+        and any(name in targets for arg in node.args for name in _names(arg.value))
+        and not ctx.defined_here(node.func)
+        for node in nodes
+    )
+
+
+def _unbinds_dimension(node: cst.BaseExpression) -> Optional[int]:
+    """``k`` of ``x.unbind(k)``/``x.unbind(dim=k)``; 0 for other rows (``for row in x``); None if unknown."""
+    if method_call(node, "unbind") is None:
+        return 0
+    return dimension_index(node) if node.args else 0
 
 
 def _selects(node: cst.CSTNode) -> bool:
