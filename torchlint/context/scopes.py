@@ -19,6 +19,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from torchlint.syntax import is_name
 from torchlint.walker import descendants
 
 MODEL = "model"
@@ -171,6 +172,24 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope]) -> None:
                     target.hot_reason = f"{target.name} (called from {scope.hot_path()})"
                     target.hot_kind = kind
                     changed = True
+
+
+def constructing(function: Scope) -> bool:
+    """Does ``function`` run while its object is built: ``__init__``, or a method of the class
+    that only ``__init__`` calls (``self._init_memory_bank(...)``)?"""
+    cls = function.parent
+    if function.kind != "function" or cls is None or cls.kind != "class":
+        return False
+    if function.name == "__init__":
+        return True
+    callers = {
+        method.name.value
+        for method in cls.node.body.body if isinstance(method, cst.FunctionDef)
+        for node in descendants(method)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == function.name and is_name(node.func.value, "self")
+    }
+    return callers == {"__init__"}
 
 
 def callee(caller: Scope, module_scope: Scope, name: str) -> Optional[Scope]:

@@ -8,13 +8,13 @@ import libcst as cst
 
 from torchlint.context import HOST, TENSOR
 from torchlint.context.dataflow import MAX_TRAIL
-
 from torchlint.context.devices import Move, device_move, host_factory, moved_by_helper
 from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, RANDOM_FACTORIES, factory_name
+from torchlint.context.scopes import constructing
 from torchlint.diagnostics import SAFE, UNSAFE
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, keyword, method_call, positional
+from torchlint.syntax import dotted_name, is_name, keyword, method_call, positional
 from torchlint.walker import descendants
 
 
@@ -137,12 +137,23 @@ class FactoryWithoutDevice(Rule):
         "constructor given data (`torch.LongTensor(indices)`): with `device=` the data would be "
         "built on the host and copied just the same (TL103 reports literal constants rebuilt in a "
         "hot path); nor when it builds an empty tensor (`torch.Tensor()`, `torch.zeros(0, d)`): "
-        "there is nothing to copy. Legacy constructors given sizes (`torch.FloatTensor(b, n)`) are flagged "
+        "there is nothing to copy; nor for `.to(t)`/`.type_as(t)` of the module's own tensors while "
+        "it is built (in `__init__` or a method only `__init__` calls): they are still on the CPU. Legacy constructors given sizes (`torch.FloatTensor(b, n)`) are flagged "
         "without a fix: they cannot take a CUDA `device=`; write `torch.empty(b, n, device=device)` "
         "or another factory. `x.new_tensor(torch.rand(3))` is the same move through `new_tensor`, "
         "also without a fix."
     )
     valid = (
+        Valid("""
+            import torch
+            class MemoryBank(nn.Module):
+                def __init__(self, size):
+                    super().__init__()
+                    self.register_buffer("bank", torch.empty(size))
+                    self._init_bank(size)
+                def _init_bank(self, size):
+                    self.bank = torch.randn(size).type_as(self.bank)  # the buffer is on the CPU: a dtype match
+        """),
         Valid("""
             import torch
             def embed(self, cat_vars):
@@ -254,6 +265,19 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            class MemoryBank(nn.Module):
+                def __init__(self, size):
+                    super().__init__()
+                    self.register_buffer("bank", torch.empty(size))
+                    self._init_bank(size)
+                def forward(self, x):
+                    self._init_bank(self.bank.shape)  # also runs once the module is on the GPU
+                    return x @ self.bank
+                def _init_bank(self, size):
+                    self.bank = torch.randn(size).type_as(self.bank)  # expect: TL101
+        """),
         Invalid("""
             import torch
             def init_state(b, n, device):
@@ -385,7 +409,7 @@ class FactoryWithoutDevice(Rule):
             self._moved_later(helped)  # to_device(torch.zeros(n), ...): no fix through a helper
             return
         move = device_move(self.ctx, node)
-        if move is None:
+        if move is None or self._matches_own_tensor_in_construction(node):
             return
         moved = node.func.value
         inner = _under_chain(moved)
@@ -396,6 +420,19 @@ class FactoryWithoutDevice(Rule):
                 self.report(inner, replacements=fold, applicability=level)
         else:
             self._moved_later(moved)
+
+    def _matches_own_tensor_in_construction(self, move_call: cst.Call) -> bool:
+        """``.to(weight)``/``.type_as(self.bank)`` of the module's own tensor while it is built
+        (in ``__init__`` or a method only ``__init__`` calls): they are still on the CPU, so the
+        move only sets the dtype."""
+        args = positional(move_call)
+        if len(args) != 1 or self.ctx.tensor_kind(args[0].value) not in (TENSOR, HOST):
+            return False
+        target = args[0].value
+        value = self.ctx.value_of(target.value) if isinstance(target, cst.Name) else target
+        if value is None or not any(is_name(node, "self") for node in descendants(value)):
+            return False
+        return constructing(self.ctx.scope.function)
 
     def _moved_later(self, moved: cst.BaseExpression) -> None:
         """The move of a tensor built earlier on the host: ``idx.to(device)`` of ``idx =
