@@ -27,6 +27,9 @@ from torchlint.syntax import assigned_name, method_call
 
 # Uses of a host tensor that show it is meant for the host, or moved (TL101's case).
 _HOST_OR_MOVE = frozenset("cpu numpy tolist item to cuda type_as".split())
+# Operations whose output size depends on the data: on the device they wait for it to size their
+# output, so computing them from host data on the host and copying the result is the right order.
+_SIZED_BY_DATA = frozenset("repeat_interleave nonzero unique unique_consecutive masked_select argwhere".split())
 # Tensor methods whose arguments are sizes, dimensions or counts: read as Python ints.
 _SIZE_METHODS = frozenset(
     "view reshape expand repeat tile new_zeros new_ones new_empty new_full permute transpose narrow "
@@ -67,6 +70,8 @@ def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable,
                 return _Flow(None, current, parent)
             if method == "type" and any(method_call(arg.value, "type") is not None for arg in grand.args):
                 return _Flow(None, current, parent)  # m.type(x.type()): moved to x's device (TL101's case)
+            if method in _SIZED_BY_DATA:
+                return _Flow(None, current, parent)
             if method.endswith("_") and not method.startswith("_"):
                 return _Flow(None, current, parent)  # buf.copy_(x): written in place, a host buffer
             met = _tensor_among(kind, (arg.value for arg in grand.args))
@@ -110,6 +115,8 @@ def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable,
         elif isinstance(parent, cst.Arg) and parent.value is current and isinstance(grand, cst.Call):
             met = _tensor_among(kind, (arg.value for arg in grand.args if arg is not parent))
             name = qualname(grand.func) or ""
+            if name.startswith("torch.") and name[len("torch."):] in _SIZED_BY_DATA and met is None:
+                return _Flow(None, current, parent)
             if name.startswith("torch.") and kind(grand) in (TENSOR, HOST):
                 if met is not None:
                     return _Flow(met, current, parent)
@@ -221,7 +228,10 @@ class FactoryMeetsDeviceTensor(Rule):
         "vector meet device tensors (`perm[i]` of `perm = torch.randperm(n)` is 0-d, and a 0-d CPU "
         "tensor mixes with CUDA tensors without a copy), when it indexes a device tensor together "
         "with an index of data the host built, or is such an index itself (`x[rows, "
-        "torch.tensor(frame_ids)]`: that data crosses to the device anyway), when it is moved "
+        "torch.tensor(frame_ids)]`: that data crosses to the device anyway), when it feeds an "
+        "operation whose output size depends on the data (`torch.repeat_interleave(torch.arange(b), "
+        "torch.tensor(counts))`, `nonzero`, `unique`, `masked_select`: on the device it would wait "
+        "for the data to size its output), when it is moved "
         "(TL101, also `m.type(x.type())`), for "
         "`*_like`/`new_*` factories (they inherit the device), when `device=` or `**kwargs` is "
         "passed, for `torch.tensor(t)` of a tensor `t` (it keeps `t`'s device), for 0-d "
@@ -230,6 +240,15 @@ class FactoryMeetsDeviceTensor(Rule):
         "a CUDA device)."
     )
     valid = (
+        Valid("""
+            import torch
+            def listwise_loss(logits, docs_per_query, max_docs):
+                matrix = torch.full((len(docs_per_query), max_docs), -1e16, device=logits.device)
+                # sized by the data: on the device it would wait for the counts to size its output
+                rows = torch.repeat_interleave(torch.arange(len(docs_per_query)), torch.tensor(docs_per_query))
+                matrix[rows, torch.cat([torch.arange(n) for n in docs_per_query])] = logits
+                return matrix.logsumexp(-1).mean()
+        """),
         Valid("""
             import torch
             class M(nn.Module):
