@@ -242,7 +242,7 @@ class FactoryMeetsDeviceTensor(Rule):
     valid = (
         Valid("""
             import torch
-            def listwise_loss(logits, docs_per_query, max_docs):
+            def listwise_loss(logits, docs_per_query: list, max_docs: int):
                 matrix = torch.full((len(docs_per_query), max_docs), -1e16, device=logits.device)
                 # sized by the data: on the device it would wait for the counts to size its output
                 rows = torch.repeat_interleave(torch.arange(len(docs_per_query)), torch.tensor(docs_per_query))
