@@ -372,6 +372,10 @@ class FileContext:
         """Is ``node`` a call of numpy, scipy, OpenCV and the like, which take host arrays only?"""
         return host_library(self.qualname(node.func))
 
+    def returned_names(self) -> Set[str]:
+        """Names the current function returns, alone or in a tuple, list or dict."""
+        return self._function_facts().returned
+
     def returned_lists(self) -> Set[str]:
         """Names the current function returns (alone or in a tuple, list or dict) and never
         joins into a tensor with ``torch.cat``/``torch.stack``."""

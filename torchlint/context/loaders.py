@@ -27,6 +27,7 @@ LOADER_CLASS = "DataLoader"  # what a module offers the run for its DataLoader s
 DATASET_POSITION = 0
 NUM_WORKERS_POSITION = 5
 PIN_MEMORY_POSITION = 7
+SHUFFLE_POSITION = 2
 EPOCH_HOOKS = frozenset({"train_dataloader", "val_dataloader"})  # Lightning iterates their loaders every epoch
 _ITERATION_WRAPPERS = frozenset({"builtins.enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "rich.progress.track"})
 _MAX_DEPTH = 8  # references followed through at most this many hops

@@ -7,8 +7,8 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.context.loaders import (
-    DATASET_POSITION, EPOCH_HOOKS, NUM_WORKERS_POSITION, Ref, argument, dataloader_call, spread_changed,
-    unwrap_iteration,
+    DATALOADER, DATASET_POSITION, EPOCH_HOOKS, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument,
+    dataloader_call, spread_changed, unwrap_iteration,
 )
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -33,7 +33,8 @@ class DataloaderWorkersNotPersistent(Rule):
         "more than once: it is named inside the body of a loop (an epoch loop) after being built in "
         "the same function (passed to `train(loader)` or iterated again; `len(loader)` inside the "
         "loop that iterates it is still one pass), kept on `self`, returned by a Lightning "
-        "`train_dataloader` / `val_dataloader` hook, which Lightning iterates every epoch, or "
+        "`train_dataloader` / `val_dataloader` hook, which Lightning iterates every epoch, a shuffled "
+        "`DataLoader` (a training loader) that its function returns for the caller to train on, or "
         "iterated by a function of the same file that is called from a loop (a loader built at "
         "module level, or in `main()` and passed along, and iterated by `train(epoch)`). The same "
         "file is followed through module-level names, parameters at call sites, `self` attributes, "
@@ -81,6 +82,19 @@ class DataloaderWorkersNotPersistent(Rule):
         "persistent workers would not see, or in test code."
     )
     valid = (
+        Valid("""
+            from torch.utils.data import DataLoader
+            def make_loaders(train_set, test_set, workers):
+                test_loader = DataLoader(test_set, num_workers=workers)  # not shuffled: evaluated once
+                return test_loader
+        """),
+        Valid("""
+            from torch.utils.data import DataLoader
+            class InfiniteDataLoader(DataLoader):  # reuses its workers: iterates one endless sampler
+                pass
+            def build(ds, workers):
+                return InfiniteDataLoader(ds, shuffle=True, num_workers=workers)
+        """),
         Valid("""
             from torch.utils.data import DataLoader
             loader = DataLoader(ds, num_workers=4, persistent_workers=True)
@@ -147,6 +161,19 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+            def make_loaders(train_set, val_set, workers):
+                train_loader = DataLoader(train_set, shuffle=True, num_workers=workers)  # expect: TL502
+                val_loader = DataLoader(val_set, num_workers=workers)
+                return train_loader, val_loader
+        """, fixed="""
+            from torch.utils.data import DataLoader
+            def make_loaders(train_set, val_set, workers):
+                train_loader = DataLoader(train_set, shuffle=True, num_workers=workers, persistent_workers=workers > 0)
+                val_loader = DataLoader(val_set, num_workers=workers)
+                return train_loader, val_loader
+        """),
         Invalid("""
             import torch
             from torch.utils.data import DataLoader
@@ -278,8 +305,22 @@ class DataloaderWorkersNotPersistent(Rule):
             self.report(node, replacements=fix)  # Lightning iterates it again every epoch
         elif self_held:
             self.report(node, replacements=fix)  # kept on the object to be iterated again
+        elif self._training_loader_handed_back(node, parent, held):
+            self.report(node, replacements=fix)
         elif held is not None:
             self._pending[(self.ctx.scope.function, held)] = node
+
+    def _training_loader_handed_back(self, node: cst.Call, parent, held: Optional[str]) -> bool:
+        """A shuffled ``DataLoader`` (a training loader: training runs epochs) that its function
+        returns (``return DataLoader(train_set, shuffle=True, ...)``, ``return train_loader,
+        val_loader``) for the caller to iterate every epoch. (A subclass may keep its workers
+        itself: YOLO's ``InfiniteDataLoader`` iterates one endless sampler.)"""
+        if self.ctx.qualname(node.func) != DATALOADER:
+            return False
+        shuffle = argument(self.ctx, node, "shuffle", SHUFFLE_POSITION)
+        if shuffle is None or literal_value(shuffle) in (False, None):
+            return False
+        return isinstance(parent, cst.Return) or (held is not None and held in self.ctx.returned_names())
 
     def visit_Name(self, node: cst.Name) -> None:
         """A loader named in the body of a loop (an epoch loop) after it was built is iterated again."""
