@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Dict, Optional, Tuple
+
 import libcst as cst
 
 from torchlint.context.arrays import PERMUTED, arriving_layout, contiguous_fix
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import assigned_name, has_star_args, method_call, positional
+from torchlint.walker import descendants
 
 # Tensor methods after `from_numpy` that keep the strides (views and casts).
 _KEEPS_STRIDES = frozenset(
@@ -53,7 +56,8 @@ class TransposedArrayFromNumpy(Rule):
         "torch.channels_last)` and `x.to(device, memory_format=torch.channels_last)`). Through a "
         "DataLoader the default collate stacks samples into a fresh contiguous batch, so the layout "
         "does not survive: the rule stays silent only where that is visible (a join with "
-        "`torch.stack`/`torch.cat`)."
+        "`torch.stack`/`torch.cat`, also of the name the tensor is stored in, later on the same "
+        "path: `s1 = torch.from_numpy(...)` ... `torch.cat([s1, s2])`)."
     )
     example = Invalid("""
         import cv2
@@ -79,6 +83,14 @@ class TransposedArrayFromNumpy(Rule):
         "array (or the other way round) sees a change."
     )
     valid = (
+        Valid("""
+            import numpy as np
+            import torch
+            def load(s1, s2):
+                s1 = torch.from_numpy(np.rollaxis(s1, 2, 0))
+                s2 = torch.from_numpy(np.rollaxis(s2, 2, 0))
+                return torch.cat([s1, s2]).float()  # the join copies both into a new contiguous tensor
+        """),
         Valid("""
             import numpy as np
             import torch
@@ -132,6 +144,25 @@ class TransposedArrayFromNumpy(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import numpy as np
+            import torch
+            def preprocess(image):
+                if isinstance(image[0], np.ndarray):
+                    image = torch.from_numpy(np.stack(image).transpose(0, 3, 1, 2))  # expect: TL302
+                else:
+                    image = torch.cat(image)  # joins the tensors of the other branch only
+                return image
+        """, fixed="""
+            import numpy as np
+            import torch
+            def preprocess(image):
+                if isinstance(image[0], np.ndarray):
+                    image = torch.from_numpy(np.ascontiguousarray(np.stack(image).transpose(0, 3, 1, 2)))
+                else:
+                    image = torch.cat(image)  # joins the tensors of the other branch only
+                return image
+        """),
         Invalid("""
             import numpy as np
             import torch
@@ -191,12 +222,66 @@ class TransposedArrayFromNumpy(Rule):
         """),
     )
 
+    def __init__(self, ctx, sink) -> None:
+        super().__init__(ctx, sink)
+        # (function, name) -> (the from_numpy call, the expression stored in the name, its fix, the
+        # branches it was stored in): reported unless a join on the same path copies the stored
+        # tensor later (``s1 = torch.from_numpy(s1)`` ... ``torch.cat([s1, s2])``)
+        self._stored: Dict[Tuple[object, str], Tuple[cst.Call, cst.CSTNode, tuple, Dict[int, int]]] = {}
+
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.qualname(node.func) != "torch.from_numpy" or has_star_args(node):
+        name = self.ctx.qualname(node.func)
+        if name in _JOINS and self._stored:
+            self._copied_by_join(node)
+        if name != "torch.from_numpy" or has_star_args(node):
             return
         args = positional(node)
         if len(args) == 1 and arriving_layout(self.ctx, args[0].value).kind == PERMUTED and not self._made_contiguous(node):
-            self.report(node, replacements=contiguous_fix(self.ctx, args[0].value))
+            fix = contiguous_fix(self.ctx, args[0].value)
+            stored = self._stored_value(node)
+            if stored is None:
+                self.report(node, replacements=fix)
+            else:
+                key = (self.ctx.scope.function, stored[0])
+                if key in self._stored:  # replaced before any join copied it
+                    self._report_stored(self._stored.pop(key))
+                self._stored[key] = (node, stored[1], fix, self._branches())
+
+    def _branches(self) -> Dict[int, int]:
+        """id() of each ``if`` around the visited node -> id() of the branch it is in."""
+        ancestors = self.ctx.ancestors
+        return {id(node): id(child) for node, child in zip(ancestors, ancestors[1:]) if isinstance(node, cst.If)}
+
+    def _copied_by_join(self, join: cst.Call) -> None:
+        for arg in join.args:
+            for element in descendants(arg.value):
+                key = (self.ctx.scope.function, element.value) if isinstance(element, cst.Name) else None
+                if key not in self._stored or self.ctx.value_of(element.value) is not self._stored[key][1]:
+                    continue
+                stored_in, here = self._stored[key][3], self._branches()
+                if all(here[branch] == path for branch, path in stored_in.items() if branch in here):
+                    del self._stored[key]  # not in another branch of an `if` it was stored in
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for stored in self._stored.values():
+            self._report_stored(stored)
+
+    def _report_stored(self, stored: Tuple[cst.Call, cst.CSTNode, tuple, Dict[int, int]]) -> None:
+        call, _, fix, _ = stored
+        self.report(call, replacements=fix)
+
+    def _stored_value(self, call: cst.Call) -> Optional[Tuple[str, cst.CSTNode]]:
+        """The name ``call`` (or its chain of views and casts) is stored in, and the stored expression."""
+        ancestors = self.ctx.ancestors
+        current: cst.CSTNode = call
+        for parent in reversed(ancestors):
+            if isinstance(parent, cst.Assign):
+                stored = assigned_name(parent, current)
+                return (stored, current) if stored is not None else None
+            if not isinstance(parent, (cst.Attribute, cst.Call)):
+                return None
+            current = parent
+        return None
 
     def _made_contiguous(self, call: cst.Call) -> bool:
         """Is the tensor made contiguous right after: ``.contiguous()`` in its method chain, a
