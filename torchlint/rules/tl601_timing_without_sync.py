@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 import libcst as cst
 
@@ -36,10 +36,7 @@ class _Region:
     measured: bool = False  # an explicit `timer() - start` has already closed it
     scope: Optional[Scope] = None  # where the timestamp was taken
     work_loop: Optional[Scope] = None  # the loop, opened after the timestamp, that queued the unwaited work
-    waited: bool = False  # something waited for the device since the timestamp, on every pass of its loop
     helpers_since_work: Tuple[str, ...] = ()  # this file's functions called since the last unwaited work
-    helpers_within: Tuple[str, ...] = ()  # this file's functions called since the timestamp, on every pass
-    branches: FrozenSet[int] = frozenset()  # id() of the `if` statements the timestamp was taken in
 
 
 class TimingWithoutSync(Rule):
@@ -201,10 +198,10 @@ class TimingWithoutSync(Rule):
             turn_start = time.perf_counter()
             for x, y in loader:
                 loss = criterion(model(x.cuda()), y.cuda())
-                if not torch.isfinite(loss):
-                    continue
                 loss.backward()
                 optimizer.step()
+                if not torch.isfinite(loss):  # reads the loss on the host: waits for the step
+                    break
                 log(step_time=time.perf_counter() - turn_start)
                 turn_start = time.perf_counter()
         """),
@@ -315,8 +312,7 @@ class TimingWithoutSync(Rule):
             region.unwaited = False  # this timestamp closed the measurement
         if stored is not None:
             regions.pop(stored, None)
-            branches = frozenset(id(node) for node in self.ctx.ancestors if isinstance(node, cst.If))
-            regions[stored] = _Region(scope=self.ctx.scope, branches=branches)
+            regions[stored] = _Region(scope=self.ctx.scope)
 
     def _opens(self, stored: str) -> bool:
         """Is ``stored = time.time()`` a start, only ever subtracted (``time.time() - stored``)?"""
@@ -330,16 +326,10 @@ class TimingWithoutSync(Rule):
         return sides == {"right"}
 
     def _suspect(self, node: cst.Call, region: _Region) -> None:
-        """A clock read after unwaited work: reported, unless a function of this file called in
-        the interval waits for the device (known once the file is walked). A clock restarted
-        every iteration of a loop that waits somewhere in each interval is honest on average:
-        no iteration's work runs more than an interval behind."""
-        per_iteration = self.ctx.scope.kind == "loop"
-        if per_iteration and region.waited:
-            return
-        helpers = region.helpers_within if per_iteration else region.helpers_since_work
-        if helpers:
-            self._suspects.append((node, self.ctx.scope, helpers))
+        """A clock read after unwaited work: reported, unless a function of this file called
+        after that work waits for the device (known once the file is walked)."""
+        if region.helpers_since_work:
+            self._suspects.append((node, self.ctx.scope, region.helpers_since_work))
         else:
             self.report(node)
 
@@ -394,8 +384,6 @@ class TimingWithoutSync(Rule):
         if helper is not None:
             for region in regions.values():
                 region.helpers_since_work += (helper,)
-                if self._on_every_pass(region):
-                    region.helpers_within += (helper,)
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._branch_opened(node)
@@ -408,7 +396,7 @@ class TimingWithoutSync(Rule):
         regions = self._regions.get(self.ctx.scope.function)
         test = getattr(self.ctx.parent, "test", None)
         if regions and test is not None and self.ctx.parent.body is body and self._tests_tensor(test):
-            self._waited(regions.values(), self.ctx.ancestors[:-1])  # the test runs before its branch
+            self._waited(regions.values())
 
     def _tests_tensor(self, test: cst.BaseExpression) -> bool:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -417,22 +405,11 @@ class TimingWithoutSync(Rule):
             return self._tests_tensor(test.left) or self._tests_tensor(test.right)
         return self.ctx.tensor_kind(test) == TENSOR
 
-    def _waited(self, regions: Iterable[_Region], ancestors: Optional[List[cst.CSTNode]] = None) -> None:
+    @staticmethod
+    def _waited(regions: Iterable[_Region]) -> None:
         for region in regions:
             region.unwaited = False
-            region.waited = region.waited or self._on_every_pass(region, ancestors)
             region.helpers_since_work = ()
-
-    def _on_every_pass(self, region: _Region, ancestors: Optional[List[cst.CSTNode]] = None) -> bool:
-        """Does the code being visited (below ``ancestors``) run in every interval of ``region``
-        (no ``if`` between it and its loop that the timestamp is not inside too)? A wait under
-        ``if it % eval_interval == 0:`` leaves the other intervals unwaited."""
-        for node in reversed(self.ctx.ancestors if ancestors is None else ancestors):
-            if isinstance(node, (cst.For, cst.While, cst.FunctionDef)):
-                return True
-            if isinstance(node, cst.If) and id(node) not in region.branches:
-                return False
-        return True
 
     def leave_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         regions = self._regions.get(self.ctx.scope.function)
