@@ -218,7 +218,7 @@ class FileContext:
     def in_off_gpu_branch(self) -> bool:
         """Inside a branch that runs only for tensors off the GPU (``if x.is_cpu:``, ``if
         x.device.type == "mps":``, the ``else`` of ``if x.is_cuda:``)."""
-        return self._in_branch(off_gpu_branch)
+        return self._in_branch(lambda test: off_gpu_branch(test, self.value_of))
 
     def _in_branch(self, only_branch: Callable[[cst.BaseExpression], Optional[str]]) -> bool:
         """In the branch of an ``if`` that ``only_branch`` says runs only under its condition

@@ -403,13 +403,16 @@ def _direct_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
             yield from line.body
 
 
-def off_gpu_branch(test: cst.BaseExpression) -> Optional[str]:
+def off_gpu_branch(test: cst.BaseExpression, value_of: Optional[Callable] = None) -> Optional[str]:
     """Which branch of ``if test:`` runs only for tensors off the GPU (``if x.is_cpu:``,
-    ``if x.device.type == "mps":``, the ``else`` of ``if x.is_cuda:``): "body", "orelse" or None."""
-    return only_branch(test, _device_check)
+    ``if x.device.type == "mps":``, the ``else`` of ``if x.is_cuda:``): "body", "orelse" or None.
+    With ``value_of``, a name holding such a test counts too (``is_mps = x.device.type == "mps"``)."""
+    return only_branch(test, lambda part: _device_check(part, value_of))
 
 
-def _device_check(test: cst.BaseExpression) -> Optional[str]:
+def _device_check(test: cst.BaseExpression, value_of: Optional[Callable] = None) -> Optional[str]:
+    if isinstance(test, cst.Name) and value_of is not None:
+        test = value_of(test.value) or test
     name = dotted_name(test) or ""
     if name.endswith((".is_cpu", ".is_mps")):
         return "body"

@@ -90,8 +90,11 @@ class HostSyncInHotPath(Rule):
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
         "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`), in a lambda that builds a message (`check(ok, lambda: "
         "f\"got {x.max().item()}\")`: it runs only when the check fails), in code that runs only off "
-        "the GPU (`if x.device.type == \"cpu\":`, `if x.is_cpu:`, after `if x.is_cuda: return ...`), "
-        "in a function that draws with matplotlib (its data must reach the host), "
+        "the GPU (`if x.device.type == \"cpu\":`, `if x.is_cpu:`, also through a name, `is_mps = x.device.type == \"mps\"`, "
+        "after `if x.is_cuda: return ...`), "
+        "in a function that draws with matplotlib (its data must reach the host), for a `.cpu()` "
+        "in a block that calls `torch.cuda.empty_cache()` (a deliberate offload to bound GPU "
+        "memory), "
         "in the first statement "
         "under a test that has just synchronised (`if loss.item() > 1: print(loss.item())`: the "
         "queue is empty, the second read waits for nothing), for shapes and sizes (`int(x.shape[0])`), for identity tests "
@@ -100,6 +103,25 @@ class HostSyncInHotPath(Rule):
         "only in host memory (already there when they come from the collate function)."
     )
     valid = (
+        Valid("""
+            import torch
+            class Separator(nn.Module):
+                def forward(self, x):
+                    is_mps = x.device.type in ["mps", "xpu"]
+                    if is_mps:
+                        x = x.cpu()  # no complex support there: only off CUDA
+                    return torch.stft(x, 512, return_complex=True)
+        """),
+        Valid("""
+            import torch
+            class VideoSR(nn.Module):
+                def forward(self, lqs):
+                    feats = []
+                    for i in range(lqs.size(1)):
+                        feats.append(self.extract(lqs[:, i]).cpu())  # offloaded to bound GPU memory
+                        torch.cuda.empty_cache()
+                    return feats
+        """),
         Valid("""
             import torch
             from lightning import LightningModule
@@ -460,7 +482,7 @@ class HostSyncInHotPath(Rule):
             stored = assigned_name(self.ctx.parent, node)
             if stored is not None and self.ctx.leaves_for_host_library(stored):
                 return True
-            if self._handed_outside_torch(node):
+            if self._handed_outside_torch(node) or self._offloads():
                 return True
         ancestors = self.ctx.ancestors
         current: cst.CSTNode = node
@@ -475,6 +497,15 @@ class HostSyncInHotPath(Rule):
                 return False
             current = call
         return False
+
+    def _offloads(self) -> bool:
+        """Is the ``.cpu()`` in a block that frees the GPU's cache (``feat = f(x).cpu()``;
+        ``torch.cuda.empty_cache()``): a deliberate offload to bound GPU memory?"""
+        block = next((node for node in reversed(self.ctx.ancestors) if isinstance(node, cst.IndentedBlock)), None)
+        return block is not None and any(
+            isinstance(node, cst.Call) and self.ctx.qualname(node.func) == "torch.cuda.empty_cache"
+            for statement in block.body for node in descendants(statement)
+        )
 
     def _handed_outside_torch(self, node: cst.Call) -> bool:
         """Is ``node`` an argument of a call outside torch and outside this file (``scorer(hyp.cpu(),
