@@ -352,6 +352,25 @@ class PythonLoopOverTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            from itertools import groupby
+            class GreedyCTC(nn.Module):
+                def forward(self, enc_out):
+                    ids = self.ctc(enc_out).argmax(-1)
+                    return torch.stack([x[0] for x in groupby(ids[0])])  # expect: TL202
+        """),
+        Invalid("""
+            import torch
+            class ChannelMean(nn.Module):
+                def forward(self, x, num_mic):
+                    batch_size = x.shape[0]
+                    means = [
+                        x[b, : num_mic[b]].mean(0)
+                        for b in range(batch_size)  # expect: TL202
+                    ]
+                    return torch.stack(means)
+        """),
+        Invalid("""
+            import torch
             class TTSLoss(nn.Module):
                 def forward(self, mel_out, mel_target, mel_length):
                     loss = 0
@@ -473,7 +492,9 @@ class PythonLoopOverTensor(Rule):
         elif isinstance(holder, cst.DictComp):
             body.extend((holder.key, holder.value))
         if self._walks_tensor(node.iter, node.target, body):
-            self.report(node, hot_when=in_model_code)
+            # at the loop variable: a CompFor's span starts with the whitespace before `for`,
+            # which ends the previous line when the comprehension is split over lines
+            self.report(node.target, hot_when=in_model_code)
 
     def _walks_tensor(self, iterable: cst.BaseExpression, target: cst.BaseExpression, body) -> bool:
         if self.ctx.in_definition():
@@ -721,9 +742,10 @@ def _names(node: cst.CSTNode) -> Iterable[str]:
 
 
 def _iterated(ctx, iterable: cst.BaseExpression) -> List[cst.BaseExpression]:
-    """What a ``for`` walks: the iterable, or the arguments of ``enumerate``/``zip``/``reversed``."""
+    """What a ``for`` walks: the iterable, or the arguments of ``enumerate``/``zip``/``reversed``
+    and ``itertools.groupby`` (which walks its argument element by element)."""
     if isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) in (
-        "builtins.enumerate", "builtins.zip", "builtins.reversed",
+        "builtins.enumerate", "builtins.zip", "builtins.reversed", "itertools.groupby",
     ):
         args = positional(iterable)
         return [arg.value for arg in (args[:1] if ctx.qualname(iterable.func) != "builtins.zip" else args)]
