@@ -7,10 +7,11 @@ from typing import Iterable, List, Optional, Sequence, Set
 import libcst as cst
 
 from torchlint.context import HOST, TENSOR
+from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import in_model_code
 from torchlint.context.tensors import dimension_index
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, is_name, method_call, positional, target_names
+from torchlint.syntax import dotted_name, is_name, literal_value, method_call, positional, target_names
 from torchlint.walker import descendants, simple_statements
 
 
@@ -83,12 +84,23 @@ class PythonLoopOverTensor(Rule):
         "comprehensions that only copy each element to the host (`[w[b].cpu() for b in range(B)]`), for per-item selections of data-dependent size collected in a list the "
         "function returns (`kept.append(boxes[i][scores[i] > t])`: ragged results have no dense "
         "form), in training-loop code, or in `while` loops (their trip count is not visible). Nor a "
-        "loop over a dimension other than the batch that runs one of the model's submodules on each "
+        "loop over a dimension other than the batch that runs one of the model's submodules (or a "
+        "callable the function is given, `loss_func`) on each "
         "slice (`for i in range(t): aligned.append(self.align(feats[:, i], ref))`): each iteration "
         "is a whole batched network call per frame, source or layer. Over the batch "
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import torch
+            def pairwise_losses(loss_func, est_targets, targets):
+                batch, n_src = targets.shape[:2]
+                losses = targets.new_empty(batch, n_src, n_src)
+                for i, est in enumerate(est_targets.transpose(0, 1)):  # one batched loss per source pair
+                    for j, ref in enumerate(targets.transpose(0, 1)):
+                        losses[:, i, j] = loss_func(est, ref)
+                return losses
+        """),
         Valid("""
             import torch
             class VideoSR(nn.Module):
@@ -508,7 +520,7 @@ class PythonLoopOverTensor(Rule):
                 return False  # zip(masks, self.experts): one module per step
             nodes = [node for part in body for node in descendants(part)]
             if self._to_host(nodes, set(target_names(target))) or (
-                not any(_unbinds_dimension(candidate) in (None, 0) for candidate in iterated)
+                not any(_walked_dimension(candidate) in (None, 0) for candidate in iterated)
                 and _runs_module_on(self.ctx, nodes, set(target_names(target)))
             ):
                 return False
@@ -704,27 +716,40 @@ def _per_layer(nodes: List[cst.CSTNode], variable: str) -> bool:
 
 
 def _runs_module_on(ctx, nodes: List[cst.CSTNode], targets: Set[str]) -> bool:
-    """Does the body run one of the model's submodules on each element (``self.pcd_align(feat[:,
-    i], ref)``, ``self.loss_func(est[:, i], src[:, j])``), not a method of its class? Each
-    iteration is then a whole batched network call per frame, source or layer, not element-wise
-    work. (Over the batch, ``range(x.shape[0])``, it is still one call per sample.)"""
+    """Does the body run one of the model's submodules (``self.pcd_align(feat[:, i], ref)``), not
+    a method of its class, or a callable the function is given (``loss_func(est[:, i], src[:,
+    j])``) on each element? Each iteration is then a whole batched call per frame, source or
+    layer, not element-wise work. (Over the batch, ``range(x.shape[0])``, it is still one call
+    per sample.)"""
     targets = set(targets)
     for node in nodes:  # names the body derives from the element (``nbr = [f1[:, i], f2[:, i]]``)
         if isinstance(node, cst.Assign) and targets.intersection(_names(node.value)):
             targets.update(_assigned_names(node))
+    function = ctx.scope.function
     return any(
-        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")
-        and any(name in targets for arg in node.args for name in _names(arg.value))
-        and not ctx.defined_here(node.func)
+        isinstance(node, cst.Call) and any(name in targets for arg in node.args for name in _names(arg.value))
+        and (
+            isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self") and not ctx.defined_here(node.func)
+            or isinstance(node.func, cst.Name) and is_parameter(function, node.func.value)
+        )
         for node in nodes
     )
 
 
-def _unbinds_dimension(node: cst.BaseExpression) -> Optional[int]:
-    """``k`` of ``x.unbind(k)``/``x.unbind(dim=k)``; 0 for other rows (``for row in x``); None if unknown."""
-    if method_call(node, "unbind") is None:
+def _walked_dimension(node: cst.BaseExpression) -> Optional[int]:
+    """The dimension of the tensor a ``for`` walks: ``k`` of ``x.unbind(k)``, of
+    ``x.transpose(0, k)`` and of ``x.permute(k, ...)``; 0 for plain rows (``for row in x``); None
+    if unknown."""
+    if method_call(node, "unbind") is not None:
+        return dimension_index(node) if node.args else 0
+    if method_call(node, "transpose", "permute") is None or not node.args:
         return 0
-    return dimension_index(node) if node.args else 0
+    dims = [literal_value(arg.value) for arg in node.args]
+    if method_call(node, "permute") is not None:
+        return dims[0] if isinstance(dims[0], int) else None
+    if len(dims) != 2 or not all(isinstance(dim, int) for dim in dims):
+        return None
+    return dims[1] if dims[0] == 0 else dims[0] if dims[1] == 0 else 0
 
 
 def _selects(node: cst.CSTNode) -> bool:
