@@ -18,8 +18,7 @@ from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
     FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, guards_right,
-    host_consumed, host_library, off_gpu_branch, once_only_branch, renders_plots, takes_step, warning_branch,
-    warning_call,
+    host_consumed, host_library, off_gpu_branch, once_only_branch, takes_step, warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -59,7 +58,7 @@ class FileContext:
         self.module_scope = Scope("module", "<module>", None, module)
         self.scope = self.module_scope
         self._hot_functions = hot_functions
-        self._plots = "matplotlib" in text  # functions may draw (``renders_plots``)
+        self._plots = "matplotlib" in text  # functions may draw: see ``visit_Call``
         self.elsewhere = elsewhere or Elsewhere()
         self._offers: Dict[str, str] = {}
         self._needs: Dict[str, None] = {}  # the keys asked for, once each, in order
@@ -614,11 +613,8 @@ class FileContext:
         scope.hot_reason, scope.hot_kind = function_hotness(
             name, cls.name if cls else None, self._hot_functions, cls.bases if cls else ()
         )
-        if (
-            scope.hot_reason and scope.hot_reason.startswith("loss function") and evaluates_dataset(node, self.qualname)
-        ) or (self._plots and renders_plots(node, self.qualname)):
-            # `def epoch_loss(model, loader)`, `def plot_prediction(...)`
-            scope.hot_reason, scope.hot_kind, scope.cold = None, None, True
+        if scope.hot_reason and scope.hot_reason.startswith("loss function") and evaluates_dataset(node, self.qualname):
+            scope.hot_reason, scope.hot_kind, scope.cold = None, None, True  # `def epoch_loss(model, loader)`
         self._register(scope)
         self._scopes.append(scope)
         self._bindings[scope] = bindings = Bindings()
@@ -723,6 +719,11 @@ class FileContext:
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         scope = self.scope
+        if self._plots and (self.qualname(func) or "").startswith("matplotlib."):
+            # a function that draws needs its data on the host: never hot, whatever calls it
+            drawing = scope.function
+            if drawing.kind == "function":
+                drawing.hot_reason, drawing.hot_kind, drawing.cold = None, None, True
         self._calls.note(node, scope, self._argument_kind, self.loaders.ref if self._loader_refs else None)
         if is_training_step_call(func) and scope.kind == "function":
             scope.steps = True

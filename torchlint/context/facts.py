@@ -260,21 +260,6 @@ def evaluates_dataset(function: cst.FunctionDef, qualname: Callable) -> bool:
     ) for decorator in function.decorators)
 
 
-def renders_plots(function: cst.FunctionDef, qualname: Callable) -> bool:
-    """Does a function draw with matplotlib (importing it, or using the file's import)? Its
-    data must reach the host, so it is never hot code."""
-    for node in descendants(function):
-        if isinstance(node, cst.ImportFrom) and node.module is not None:
-            if (dotted_name(node.module) or "").split(".")[0] == "matplotlib":
-                return True
-        elif isinstance(node, cst.Import):
-            if any((dotted_name(alias.name) or "").split(".")[0] == "matplotlib" for alias in node.names):
-                return True
-        elif isinstance(node, cst.Attribute) and (qualname(node) or "").startswith("matplotlib."):
-            return True
-    return False
-
-
 def _iterated_name(iterable: cst.BaseExpression, qualname: Callable) -> Optional[str]:
     """``loader`` of ``loader``, ``enumerate(loader)``, ``tqdm(loader)``: the plain name whose
     elements are walked, or None."""
