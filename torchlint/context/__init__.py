@@ -375,11 +375,9 @@ class FileContext:
         """Names the current function returns, alone or in a tuple, list or dict."""
         return self._function_facts().returned
 
-    def returned_lists(self) -> Set[str]:
-        """Names the current function returns (alone or in a tuple, list or dict) and never
-        joins into a tensor with ``torch.cat``/``torch.stack``."""
-        facts = self._function_facts()
-        return facts.returned - facts.joined
+    def joined_lists(self) -> Set[str]:
+        """Names the current function joins into a tensor with ``torch.cat``/``torch.stack``."""
+        return self._function_facts().joined
 
     @property
     def parent(self) -> Optional[cst.CSTNode]:

@@ -82,8 +82,8 @@ class PythonLoopOverTensor(Rule):
         "`x.unbind(1)`: no kernels), for loops that hand each element to a library taking host "
         "arrays (`[linear_sum_assignment(c) for c in C]`, `librosa.stft(x[i].numpy())`), for "
         "comprehensions that only copy each element to the host (`[w[b].cpu() for b in range(B)]`), for per-item selections of data-dependent size collected in a list the "
-        "function returns (`kept.append(boxes[i][scores[i] > t])`: ragged results have no dense "
-        "form), in training-loop code, or in `while` loops (their trip count is not visible). Nor a "
+        "function never joins into a tensor (`kept.append(boxes[i][scores[i] > t])`: ragged results "
+        "have no dense form), in training-loop code, or in `while` loops (their trip count is not visible). Nor a "
         "loop over a dimension other than the batch that runs one of the model's submodules (or a "
         "callable the function is given, `loss_func`) on each "
         "slice (`for i in range(t): aligned.append(self.align(feats[:, i], ref))`): each iteration "
@@ -91,6 +91,15 @@ class PythonLoopOverTensor(Rule):
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import torch
+            class Detector(nn.Module):
+                def forward(self, scores):
+                    keep = []
+                    for image_scores in scores.flatten(1):  # a different number of keypoints per image
+                        keep.append(image_scores.nonzero()[:, 0][:1024])
+                    return self.describe(keep)
+        """),
         Valid("""
             import torch
             def pairwise_losses(loss_func, est_targets, targets):
@@ -566,15 +575,16 @@ class PythonLoopOverTensor(Rule):
 
     def _ragged(self, nodes: List[cst.CSTNode]) -> bool:
         """Does the loop select a data-dependent number of items per element (``x[i][mask]``,
-        ``nonzero``, ``unique``) and collect them in a list the function returns as a list?
-        Such per-item results (boxes per image) have different sizes and no dense form."""
+        ``nonzero``, ``unique``) and collect them in a list it never joins into a tensor
+        (``torch.cat``/``torch.stack``)? Such per-item results (boxes per image) have different
+        sizes and no dense form."""
         if not any(_selects(node) for node in nodes):
             return False
         appended = {
             node.func.value.value for node in nodes
             if method_call(node, "append") is not None and isinstance(node.func.value, cst.Name)
         }
-        return bool(appended & self.ctx.returned_lists())
+        return bool(appended - self.ctx.joined_lists())
 
     def _to_host(self, nodes: List[cst.CSTNode], targets: Set[str]) -> bool:
         """Is each element handed to a library that takes host arrays (``librosa.stft(x[i].numpy())``)?
