@@ -11,9 +11,11 @@ from typing import Optional
 
 import libcst as cst
 
+# Window functions for spectral transforms (`torch.hann_window(n_fft)`) are factories too.
+WINDOWS = frozenset("hann_window hamming_window blackman_window bartlett_window kaiser_window".split())
 FACTORIES = frozenset(
     "randperm randn rand randint zeros ones empty full arange linspace logspace eye tensor as_tensor".split()
-)
+) | WINDOWS
 # Factories that draw random numbers: made on another device, they draw from another generator.
 RANDOM_FACTORIES = frozenset("randperm randn rand randint".split())
 # Constructors that copy their data argument (a tensor argument keeps its device).
@@ -33,7 +35,7 @@ def factory_name(qualname: Optional[str]) -> Optional[str]:
 
 
 # Factories whose result is always one-dimensional.
-_VECTOR_FACTORIES = frozenset("randperm arange linspace logspace".split())
+_VECTOR_FACTORIES = frozenset("randperm arange linspace logspace".split()) | WINDOWS
 # Factories that take their shape as positional sizes (``torch.zeros(n)``) as well as a tuple.
 _SIZED_FACTORIES = frozenset("randn rand zeros ones empty".split())
 

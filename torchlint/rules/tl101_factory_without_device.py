@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.context import HOST, TENSOR
 from torchlint.context.dataflow import MAX_TRAIL
 from torchlint.context.devices import Move, device_move, host_factory, moved_by_helper
-from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, RANDOM_FACTORIES, factory_name
+from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, RANDOM_FACTORIES, WINDOWS, factory_name
 from torchlint.context.scopes import constructing
 from torchlint.diagnostics import SAFE, UNSAFE
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
@@ -81,7 +81,7 @@ class FactoryWithoutDevice(Rule):
     what = (
         "Finds tensor factories (`torch.randperm`, `torch.randn`, `torch.rand`, `torch.randint`, "
         "`torch.zeros`, `torch.ones`, `torch.empty`, `torch.full`, `torch.arange`, `torch.linspace`, "
-        "`torch.logspace`, `torch.eye`) and legacy constructors given sizes (`torch.FloatTensor(b, "
+        "`torch.logspace`, `torch.eye`, and the windows `torch.hann_window` and its kin) and legacy constructors given sizes (`torch.FloatTensor(b, "
         "n)`) called without `device=` whose result (or a view of it, `.view(...)`, or the tensor "
         "filled in place, `.uniform_()`) is then moved with `.to(device)`, `.cuda()`, `.type_as(t)` "
         "or `x.new_tensor(...)`, in the same expression or later in the same function."
@@ -118,7 +118,8 @@ class FactoryWithoutDevice(Rule):
         "initialisers (`.fill_(0)`). The fix is **safe** when the values cannot change: a "
         "deterministic factory (`zeros`, `ones`, `empty`, `full`, `eye`, `arange`, `linspace`, "
         "`logspace`) moved with a device only, or with a dtype for `zeros`/`ones`/`empty`/`eye` "
-        "(made in that dtype they equal the cast). It is **unsafe** for random factories "
+        "(made in that dtype they equal the cast). It is **unsafe** for windows (`hann_window`: "
+        "their cosines computed on the device may differ in the last bits) and for random factories "
         "(`randn`, `rand`, `randint`, `randperm`) and random initialisers (`.normal_()`): on "
         "another device they draw from another generator, so a seeded run draws other numbers and "
         "later draws on the CPU (a seeded DataLoader shuffle) change too; and when the factory "
@@ -265,6 +266,15 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            def spectrogram(x, n_fft):
+                return torch.stft(x, n_fft, window=torch.hann_window(n_fft).to(x.device), return_complex=True)  # expect: TL101
+        """, fixed="""
+            import torch
+            def spectrogram(x, n_fft):
+                return torch.stft(x, n_fft, window=torch.hann_window(n_fft, device=x.device), return_complex=True)
+        """),
         Invalid("""
             import torch
             class MemoryBank(nn.Module):
@@ -489,7 +499,8 @@ class FactoryWithoutDevice(Rule):
         if move.dtype is not None and name not in _DTYPE_EXACT:
             return (), None  # generating in another dtype gives other values, or fails (randn in long)
         random = name in RANDOM_FACTORIES or method_call(moved, *_RANDOM_INITIALISERS) is not None
-        level = UNSAFE if random or keyword(factory, "requires_grad") is not None else SAFE
+        # a window's cosines computed on another device may differ in their last bits
+        level = UNSAFE if random or name in WINDOWS or keyword(factory, "requires_grad") is not None else SAFE
         fixed = with_keyword(factory, "device", move.device)
         if move.dtype is not None:
             fixed = with_keyword(fixed, "dtype", move.dtype)
