@@ -356,15 +356,21 @@ class FileContext:
     def defined_here(self, func: cst.BaseExpression) -> bool:
         """Does a call of ``func`` run code of this file: a function the module defines
         (``helper(...)``) or a method of the enclosing class (``self.helper(...)``)?"""
+        return self.function_here(func) is not None
+
+    def function_here(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+        """The function of this file a call of ``func`` runs (``helper(...)``, ``self.helper(...)``),
+        found in the module or class body, so also when it is defined further down."""
         if isinstance(func, cst.Name):
             holder: Optional[cst.CSTNode] = self.module
         elif isinstance(func, cst.Attribute) and is_name(func.value, "self") and self.scope.enclosing_class:
             holder, func = self.scope.enclosing_class.node.body, func.attr
         else:
-            return False
-        return any(
-            isinstance(statement, cst.FunctionDef) and statement.name.value == func.value
-            for statement in holder.body
+            return None
+        return next(
+            (statement for statement in holder.body
+             if isinstance(statement, cst.FunctionDef) and statement.name.value == func.value),
+            None,
         )
 
     def host_library_call(self, node: cst.Call) -> bool:

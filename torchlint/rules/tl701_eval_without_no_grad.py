@@ -40,7 +40,8 @@ class EvalWithoutNoGrad(Rule):
     triggers = ("torch", "eval(", "train(False")
     what = (
         "Finds a `for`/`while` loop that calls a model (the object put in eval mode, or one named `model`, "
-        "`net` or `network`) in evaluation code: after `model.eval()` in the same function, or in a "
+        "`net` or `network`), itself or through a function of the same file it calls, in evaluation "
+        "code: after `model.eval()` in the same function, or in a "
         "function named for evaluation (`evaluate`, `validate`, `test`, `predict`, `inference`, ...), with "
         "no `torch.no_grad()`/`torch.inference_mode()`/`torch.set_grad_enabled(False)` around it, on the "
         "function, or around a call of the function elsewhere in the file. Functions that need gradients "
@@ -88,6 +89,19 @@ class EvalWithoutNoGrad(Rule):
         "returned outputs, which this rule cannot see across files."
     )
     valid = (
+        Valid("""
+            import torch
+            class LRFinder:
+                def range_test(self, batches):
+                    self.model.eval()
+                    for batch in batches:
+                        self.losses.append(self._train_batch(batch))  # trains: needs gradients
+                def _train_batch(self, batch):
+                    loss = self.criterion(self.model(batch.cuda()))
+                    loss.backward()
+                    self.optimizer.step()
+                    return loss.item()
+        """),
         Valid("""
             import torch
             def evaluate(model, loader):
@@ -257,6 +271,18 @@ class EvalWithoutNoGrad(Rule):
     invalid = (
         Invalid("""
             import torch
+            class TabModel:
+                def _predict_epoch(self, loader):
+                    self.network.eval()
+                    scores = []
+                    for X, y in loader:  # expect: TL701
+                        scores.append(self._predict_batch(X))
+                    return scores
+                def _predict_batch(self, X):
+                    return self.network(X.to(self.device).float()).cpu().detach().numpy()
+        """),
+        Invalid("""
+            import torch
             def predict(self, X):
                 self.network.eval()
                 results = []
@@ -393,9 +419,11 @@ class EvalWithoutNoGrad(Rule):
             )
         return False
 
-    def _runs_model(self, loop: cst.CSTNode, receivers: Set[str]) -> Tuple[bool, bool]:
+    def _runs_model(self, loop: cst.CSTNode, receivers: Set[str], depth: int = 0) -> Tuple[bool, bool]:
         """Does the loop call the model (not under a no-grad block of its own, nor in a nested
-        function), and does it handle tensors (a ``torch`` call, ``.to(device)``, ``.cpu()``, ...)?"""
+        function), also through a function of the file it calls (``scores = self._predict_batch(X)``),
+        and does it handle tensors (a ``torch`` call, ``.to(device)``, ``.cpu()``, ...)? A loop whose
+        helper needs gradients (``self._train_batch(...)``) trains: (False, False)."""
         runs_model = handles_tensors = False
         stack = list(iter_children(loop))
         while stack:
@@ -409,6 +437,12 @@ class EvalWithoutNoGrad(Rule):
                 handles_tensors = handles_tensors or (
                     isinstance(node.func, cst.Attribute) and node.func.attr.value in _TENSOR_METHODS
                 ) or (self.ctx.qualname(node.func) or "").startswith("torch.")
+                helper = self.ctx.function_here(node.func) if depth == 0 and not runs_model else None
+                if helper is not None:
+                    if any(self._grad_use(inner) for inner in descendants(helper)):
+                        return False, False
+                    in_helper = self._runs_model(helper.body, receivers, depth + 1)
+                    runs_model, handles_tensors = runs_model or in_helper[0], handles_tensors or in_helper[1]
             stack.extend(iter_children(node))
         return runs_model, handles_tensors
 
