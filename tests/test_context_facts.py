@@ -114,3 +114,31 @@ def test_a_branch_that_warns_handles_an_abnormal_case():
 
     assert warning_branch(cst.parse_statement("if n < 1:\n    logging.warning('skip')\n    return 0\n").body)
     assert not warning_branch(cst.parse_statement("if n < 1:\n    return 0\n").body)
+
+
+DRAWING_HELPER = '''
+import torch
+from lightning import LightningModule
+class Forecaster(LightningModule):
+    def training_step(self, batch, batch_idx):
+        out = self(batch)
+        self.plot_prediction(out)
+        return self.loss(out, batch["y"])
+    def evaluate(self, loader):
+        self.eval()
+        for batch in loader:
+            self.plot_prediction(batch)
+    def plot_prediction(self, out: torch.Tensor):
+        from matplotlib import pyplot as plt
+        for series in out:
+            y = series.detach().cpu()
+            plt.plot(y[: int(y.argmax())])
+'''
+
+
+def test_a_rule_reading_a_function_ahead_of_the_walk_leaves_its_names_unresolved_for_later():
+    """TL701 reads plot_prediction while the walk is still in evaluate, before its local
+    matplotlib import: that must not fix `plt.plot` as unresolved, or the drawing function
+    would not turn cold and TL201 would report its host copies."""
+    rules = [RULES_BY_CODE["TL201"], RULES_BY_CODE["TL701"]]
+    assert [d.code for d in lint_text(DRAWING_HELPER, "model.py", rules).diagnostics] == []

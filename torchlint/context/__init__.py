@@ -96,6 +96,11 @@ class FileContext:
             self._qualnames[key] = self.imports.qualname(node)
         return self._qualnames[key]
 
+    def qualname_ahead(self, node: cst.BaseExpression) -> Optional[str]:
+        """``qualname`` of a node the walk has not reached yet, not memoised: an import further
+        down (``from matplotlib import pyplot as plt`` in that function) may still change it."""
+        return self.imports.qualname(node)
+
     def tensor_kind(self, node: cst.BaseExpression) -> Optional[str]:
         """``TENSOR``, ``HOST``, ``NOT``, ``BATCH``, ``CPU`` or None (unknown) for ``node`` here."""
         return self._bound_kinds.kind(node) or self._inference.kind(node)

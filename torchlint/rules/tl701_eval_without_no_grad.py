@@ -405,7 +405,7 @@ class EvalWithoutNoGrad(Rule):
         if isinstance(node, cst.Call):
             if is_training_step_call(node.func):
                 return True
-            name = self.ctx.qualname(node.func) or dotted_name(node.func) or ""
+            name = self.ctx.qualname_ahead(node.func) or dotted_name(node.func) or ""  # a scan ahead of the walk
             last = name.rsplit(".", 1)[-1]
             return (
                 last in ("requires_grad_", "enable_grad", "manual_backward")
@@ -434,9 +434,10 @@ class EvalWithoutNoGrad(Rule):
                 continue
             if isinstance(node, cst.Call):
                 runs_model = runs_model or _calls_model(node.func, receivers)
+                qualname = self.ctx.qualname(node.func) if depth == 0 else self.ctx.qualname_ahead(node.func)
                 handles_tensors = handles_tensors or (
                     isinstance(node.func, cst.Attribute) and node.func.attr.value in _TENSOR_METHODS
-                ) or (self.ctx.qualname(node.func) or "").startswith("torch.")
+                ) or (qualname or "").startswith("torch.")
                 helper = self.ctx.function_here(node.func) if depth == 0 and not runs_model else None
                 if helper is not None:
                     if any(self._grad_use(inner) for inner in descendants(helper)):
