@@ -501,6 +501,8 @@ class HostSyncInHotPath(Rule):
     def _offloads(self) -> bool:
         """Is the ``.cpu()`` in a block that frees the GPU's cache (``feat = f(x).cpu()``;
         ``torch.cuda.empty_cache()``): a deliberate offload to bound GPU memory?"""
+        if "empty_cache" not in self.ctx.text:
+            return False  # the scan below reads the whole block, for every `.cpu()`
         block = next((node for node in reversed(self.ctx.ancestors) if isinstance(node, cst.IndentedBlock)), None)
         return block is not None and any(
             isinstance(node, cst.Call) and self.ctx.qualname(node.func) == "torch.cuda.empty_cache"

@@ -318,7 +318,7 @@ class EvalWithoutNoGrad(Rule):
         self._no_grad_depth = 0
         self._entered: List[bool] = []  # per function or `with`: did it turn grad off?
         self._eval_receivers: Dict[Scope, Set[str]] = {}  # function -> what it called `.eval()` on
-        self._needs_grad: Dict[Scope, bool] = {}
+        self._needs_grad: Dict[int, bool] = {}  # id(function node) -> does it need gradients
         self._reported: Set[int] = set()  # ids of loops reported
         self._called_without_grad: Set[str] = set()  # names of functions called under no-grad
         self._candidates: List[Tuple[cst.CSTNode, str]] = []  # (loop, its function's name)
@@ -380,7 +380,7 @@ class EvalWithoutNoGrad(Rule):
         receivers = self._eval_receivers.get(function, set())
         if name in STEP_METHODS or _NOT_EVAL.search(name) or not (receivers or _EVAL_FUNCTION.search(name.lower())):
             return
-        if ctx.is_test_module or self._function_needs_grad(function):
+        if ctx.is_test_module or self._needs_grad_in(function.node):
             return
         runs_model, handles_tensors = self._runs_model(loop, receivers)
         if not runs_model or not (receivers or handles_tensors):
@@ -393,12 +393,12 @@ class EvalWithoutNoGrad(Rule):
             if function_name not in self._called_without_grad:
                 self.report(loop)
 
-    def _function_needs_grad(self, function: Scope) -> bool:
+    def _needs_grad_in(self, function: cst.CSTNode) -> bool:
         """Does the function back-propagate, take gradients or an optimizer step, ask inputs to
         require grad, or turn grad on?"""
-        found = self._needs_grad.get(function)
+        found = self._needs_grad.get(id(function))
         if found is None:
-            found = self._needs_grad[function] = any(self._grad_use(node) for node in descendants(function.node))
+            found = self._needs_grad[id(function)] = any(self._grad_use(node) for node in descendants(function))
         return found
 
     def _grad_use(self, node: cst.CSTNode) -> bool:
@@ -440,7 +440,7 @@ class EvalWithoutNoGrad(Rule):
                 ) or (qualname or "").startswith("torch.")
                 helper = self.ctx.function_here(node.func) if depth == 0 and not runs_model else None
                 if helper is not None:
-                    if any(self._grad_use(inner) for inner in descendants(helper)):
+                    if self._needs_grad_in(helper):
                         return False, False
                     in_helper = self._runs_model(helper.body, receivers, depth + 1)
                     runs_model, handles_tensors = runs_model or in_helper[0], handles_tensors or in_helper[1]
