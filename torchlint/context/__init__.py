@@ -39,6 +39,7 @@ __all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "BATCH", "MODEL", "S
 
 _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 # Calls that are never to a function of the project being linted.
+_TEST_CASE_PREFIXES = ("test", "setup")
 _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "logging.")
 
 
@@ -183,6 +184,22 @@ class FileContext:
         if self._test_module is None:
             self._test_module = is_test_module(self.module, self.imports, self.path)
         return self._test_module
+
+    def in_test_case(self) -> bool:
+        """Code a test module runs once: its module level, or a test (``test_*``, a helper
+        ``_test_*``) or its set-up (``setUp``, ``setup_method``). A runner or model a test
+        module defines runs per batch like any other."""
+        if not self.is_test_module:
+            return False
+        scope: Optional[Scope] = self.scope
+        in_function = False
+        while scope is not None:
+            if scope.kind == "function":
+                if scope.name.lstrip("_").lower().startswith(_TEST_CASE_PREFIXES):
+                    return True
+                in_function = True
+            scope = scope.parent
+        return not in_function
 
     @property
     def _text_facts(self) -> TextFacts:

@@ -84,7 +84,9 @@ class FactoryWithoutDevice(Rule):
         "`torch.logspace`, `torch.eye`, and the windows `torch.hann_window` and its kin) and legacy constructors given sizes (`torch.FloatTensor(b, "
         "n)`) called without `device=` whose result (or a view of it, `.view(...)`, or the tensor "
         "filled in place, `.uniform_()`) is then moved with `.to(device)`, `.cuda()`, `.type_as(t)` "
-        "or `x.new_tensor(...)`, in the same expression or later in the same function."
+        "or `x.new_tensor(...)`, in the same expression or later in the same function. Not in the "
+        "code a test module runs once (its module level, `test_*` functions and their set-up): a "
+        "test's inputs are built once, often on the CPU on purpose."
     )
     why = (
         "The factory runs on the CPU (a `randperm` of 10 million elements takes hundreds of "
@@ -145,6 +147,16 @@ class FactoryWithoutDevice(Rule):
         "also without a fix."
     )
     valid = (
+        Valid("""
+            import pytest
+            import torch
+
+            X = torch.randn(128, 16).to("cuda")
+
+            def test_forward(model, device):
+                x = torch.rand(10, 3, 32, 32).to(device)
+                assert model(x).shape == (10, 4)
+        """),
         Valid("""
             import torch
             class MemoryBank(nn.Module):
@@ -266,6 +278,29 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import pytest
+            import torch
+
+            class GanRunner:
+                def handle_batch(self, batch):
+                    real = torch.ones(batch.shape[0], 1).to(self.device)  # expect: TL101
+                    return self.criterion(self.discriminator(batch), real)
+
+            def test_gan(runner, batch):
+                assert runner.handle_batch(batch) > 0
+        """, fixed="""
+            import pytest
+            import torch
+
+            class GanRunner:
+                def handle_batch(self, batch):
+                    real = torch.ones(batch.shape[0], 1, device=self.device)
+                    return self.criterion(self.discriminator(batch), real)
+
+            def test_gan(runner, batch):
+                assert runner.handle_batch(batch) > 0
+        """),
         Invalid("""
             import torch
             def spectrogram(x, n_fft):
@@ -411,6 +446,8 @@ class FactoryWithoutDevice(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self.ctx.in_test_case():
+            return
         if method_call(node, "new_tensor") is not None:
             self._copied_by_new_tensor(node)
             return

@@ -39,7 +39,8 @@ class TransposedArrayFromNumpy(Rule):
         "array in the same axis order, so they do not help. Not reported when the tensor is made "
         "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`) "
         "or joined into a new tensor (`torch.stack([...])`). A reversed array (`img[:, :, ::-1]`) "
-        "is TL301's: `from_numpy` rejects it."
+        "is TL301's: `from_numpy` rejects it. Nor in the code a test module runs once (its module "
+        "level, `test_*` functions and their set-up)."
     )
     why = (
         "`torch.from_numpy` shares the array's memory and keeps its strides, so a transposed view "
@@ -83,6 +84,16 @@ class TransposedArrayFromNumpy(Rule):
         "array (or the other way round) sees a change."
     )
     valid = (
+        Valid("""
+            import numpy as np
+            import pytest
+            import torch
+
+            X = torch.from_numpy(np.vstack([np.random.rand(8) for _ in range(4)]).transpose())
+
+            def test_layer(layer, weight):
+                layer.weight.data = torch.from_numpy(weight.T)
+        """),
         Valid("""
             import numpy as np
             import torch
@@ -233,7 +244,7 @@ class TransposedArrayFromNumpy(Rule):
         name = self.ctx.qualname(node.func)
         if name in _JOINS and self._stored:
             self._copied_by_join(node)
-        if name != "torch.from_numpy" or has_star_args(node):
+        if name != "torch.from_numpy" or has_star_args(node) or self.ctx.in_test_case():
             return
         args = positional(node)
         if len(args) == 1 and arriving_layout(self.ctx, args[0].value).kind == PERMUTED and not self._made_contiguous(node):

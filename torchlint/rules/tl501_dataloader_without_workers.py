@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.context.loaders import DATASET_POSITION, NUM_WORKERS_POSITION, argument, dataloader_call
+from torchlint.context.loaders import (
+    DATASET_POSITION, NUM_WORKERS_POSITION, argument, dataloader_call, unwrap_iteration,
+)
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import literal_value
+from torchlint.syntax import is_name, literal_value
+from torchlint.walker import descendants
 
 
 class DataloaderWithoutWorkers(Rule):
@@ -48,12 +51,25 @@ class DataloaderWithoutWorkers(Rule):
         "it: `torch.from_numpy(self.x[i]).float()`), where workers would only add "
         "overhead; when it is an `IterableDataset` of the run, which every worker would "
         "replay unless it shards itself; or in test modules (importing pytest/unittest or "
-        "defining `test_*` functions), whose loaders exercise code rather than train."
+        "defining `test_*` functions), whose loaders exercise code rather than train; or when "
+        "the loader is read for its first batch only (every loop over it ends in `break`, or "
+        "`next(iter(loader))`), as demos that show one sample do."
     )
     valid = (
         Valid("""
             from torch.utils.data import DataLoader
             DataLoader(ds, batch_size=8, num_workers=4)
+        """),
+        Valid("""
+            import matplotlib.pyplot as plt
+            from torch.utils.data import DataLoader
+
+            if __name__ == "__main__":
+                loader = DataLoader(ImageFolderDataset("data"), batch_size=1)
+                for x, y in loader:
+                    plt.imshow(x[0].permute(1, 2, 0))
+                    plt.show()
+                    break
         """),
         Valid("""
             from torch.utils.data import DataLoader
@@ -145,6 +161,18 @@ class DataloaderWithoutWorkers(Rule):
 
             loader = DataLoader(Images(), batch_size=8)  # expect: TL501
         """),
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def train(model, dataset, opt):
+                loader = DataLoader(dataset, batch_size=32)  # expect: TL501
+                for x, y in loader:
+                    loss = model(x, y)
+                    if loss < 0.01:
+                        break
+                    loss.backward()
+                    opt.step()
+        """),
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -152,5 +180,43 @@ class DataloaderWithoutWorkers(Rule):
             return
         workers = argument(self.ctx, node, "num_workers", NUM_WORKERS_POSITION)
         if workers is None or literal_value(workers) == 0:
-            if not self.ctx.datasets.needs_no_workers(argument(self.ctx, node, "dataset", DATASET_POSITION)):
+            if not self.ctx.datasets.needs_no_workers(argument(self.ctx, node, "dataset", DATASET_POSITION)) \
+                    and not self._first_batch_only():
                 self.report(node)
+
+    def _first_batch_only(self) -> bool:
+        """Is the loader read for its first batch only? It is assigned to a name whose every use
+        in the function is a ``for`` over it that ends in ``break`` (a demo that shows one
+        batch), or ``next(iter(name))``."""
+        assign = self.ctx.parent
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 \
+                or not isinstance(assign.targets[0].target, cst.Name):
+            return False
+        name = assign.targets[0].target.value
+        body = self.ctx.scope.function.node
+        peeks = 0
+        for node in descendants(body):
+            if isinstance(node, cst.For) and is_name(unwrap_iteration(self.ctx, node.iter), name):
+                if not _leaves_after_first(node):
+                    return False
+                peeks += 1
+            elif isinstance(node, cst.Call) and is_name(node.func, "next") and node.args \
+                    and isinstance(node.args[0].value, cst.Call) and is_name(node.args[0].value.func, "iter") \
+                    and node.args[0].value.args and is_name(node.args[0].value.args[0].value, name):
+                peeks += 1
+        return peeks > 0 and _uses(body, name) == peeks + 1
+
+
+def _uses(body: cst.CSTNode, name: str) -> int:
+    """How often ``name`` is read or bound in ``body`` (not as an attribute, not in imports)."""
+    skipped = {id(node.attr) for node in descendants(body) if isinstance(node, cst.Attribute)}
+    skipped |= {id(name_node) for node in descendants(body) if isinstance(node, (cst.Import, cst.ImportFrom))
+                for name_node in descendants(node)}
+    return sum(1 for node in descendants(body) if is_name(node, name) and id(node) not in skipped)
+
+
+def _leaves_after_first(loop: cst.For) -> bool:
+    """Does every pass of ``loop`` end in an unconditional ``break``?"""
+    last = loop.body.body[-1] if isinstance(loop.body, cst.IndentedBlock) else loop.body
+    statements = last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+    return bool(statements) and isinstance(statements[-1], cst.Break)
