@@ -27,6 +27,8 @@ _HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": ("lengths", 1)}
 _QUIET_CALLS = frozenset(
     f"builtins.{name}" for name in "print str repr format len int float bool round".split()
 )
+# Builtins that compare their arguments: given a tensor, each comparison is a truth test.
+_COMPARING_BUILTINS = frozenset({"builtins.max", "builtins.min"})
 
 
 def _per_call_or_per_element(repeats: bool, tensor_passed: Optional[Callable[[], bool]] = None):
@@ -50,7 +52,8 @@ class HostSyncInHotPath(Rule):
     what = (
         "Finds operations that need a tensor's value on the host: `.item()`, `.tolist()`, "
         "`.cpu()`, `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `if t:` / `while t:` / "
-        "`x if t else y` / `[... for v in t if v]` on a tensor, and `print(t)`. In `forward` (not that of a data "
+        "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
+        "comparison is a truth test), and `print(t)`. In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions and loss "
         "modules (and their helpers) every one is reported. In step code (`training_step` and its "
         "family, training-loop bodies) only those that run once per element are reported: inside "
@@ -306,6 +309,28 @@ class HostSyncInHotPath(Rule):
     )
     invalid = (
         Invalid("""
+            import torch.nn as nn
+            import torch.nn.functional as F
+
+            def cross_entropy(pred, label, ignore_index):
+                loss = F.cross_entropy(pred, label, ignore_index=ignore_index, reduction="sum")
+                return loss / (label != ignore_index).sum().item()  # expect: TL201
+
+            class CrossEntropyLoss(nn.Module):
+                def __init__(self, use_sigmoid=False):
+                    super().__init__()
+                    self.criterion = binary_cross_entropy if use_sigmoid else cross_entropy
+
+                def forward(self, pred, label):
+                    return self.criterion(pred, label, -100)
+        """),
+        Invalid("""
+            import torch.nn.functional as F
+            def masked_nll_loss(logits, labels, mask):
+                loss = F.cross_entropy(logits, labels, reduction="none") * mask
+                return loss.sum() / max(mask.sum(), 1)  # expect: TL201
+        """),
+        Invalid("""
             import torch
             class Tacotron(nn.Module):
                 def forward(self, x, ys):
@@ -434,6 +459,8 @@ class HostSyncInHotPath(Rule):
             self._flag(node, f"`{name[9:]}(tensor)`")
         elif name == "builtins.print" and any(self._shows_tensor(arg.value) for arg in node.args):
             self._flag(node, "`print(tensor)`")
+        elif name in _COMPARING_BUILTINS and len(args) > 1 and any(self.ctx.surely_tensor(arg.value) for arg in args):
+            self._flag(node, f"`{name[9:]}()` comparing a tensor")  # max(weight.sum(), 1): a truth test
 
     def visit_If(self, node: cst.If) -> None:
         self._truth_test(node.test)
