@@ -35,6 +35,16 @@ _STAYS_ON_HOST = _PASS_THROUGH | frozenset(
 )
 
 
+_DTYPES = frozenset(
+    f"torch.{name}" for name in
+    "bool uint8 int8 int16 int32 int64 short int long float16 half bfloat16 float32 float float64 double".split()
+)
+# Torch functions whose result is where their first argument is (followed back to a factory).
+_HOST_KEEPING = frozenset(
+    f"torch.{name}" for name in
+    "round floor ceil sqrt exp log abs sigmoid sin cos triu tril diag flip roll clamp cumsum bernoulli "
+    "multinomial nn.functional.normalize".split()
+)
 _SIZED = frozenset("zeros ones empty rand randn full".split())  # factories given the tensor's size
 
 
@@ -82,8 +92,10 @@ class FactoryWithoutDevice(Rule):
         "Finds tensor factories (`torch.randperm`, `torch.randn`, `torch.rand`, `torch.randint`, "
         "`torch.zeros`, `torch.ones`, `torch.empty`, `torch.full`, `torch.arange`, `torch.linspace`, "
         "`torch.logspace`, `torch.eye`, and the windows `torch.hann_window` and its kin) and legacy constructors given sizes (`torch.FloatTensor(b, "
-        "n)`) called without `device=` whose result (or a view of it, `.view(...)`, or the tensor "
-        "filled in place, `.uniform_()`) is then moved with `.to(device)`, `.cuda()`, `.type_as(t)` "
+        "n)`) called without `device=` whose result (or a view of it, `.view(...)`, the tensor "
+        "filled in place, `.uniform_()`, cast with `.type(dtype)`, or passed through a torch "
+        "function of host tensors, `torch.triu(...)`, `torch.bernoulli(...)`, `nn.init.zeros_(...)`, "
+        "`torch.eye(n)[labels.cpu()]`) is then moved with `.to(device)`, `.cuda()`, `.type_as(t)` "
         "or `x.new_tensor(...)`, in the same expression or later in the same function. Not in the "
         "code a test module runs once (its module level, `test_*` functions and their set-up): a "
         "test's inputs are built once, often on the CPU on purpose."
@@ -278,6 +290,18 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            import torch.nn as nn
+
+            class Obfuscator(nn.Module):
+                def forward(self, x, dtype):
+                    mask = torch.bernoulli(self.p * torch.ones(x.shape)).to(x.device)  # expect: TL101
+                    keep = torch.ones(1, x.shape[1]).type(dtype).to(x.device)  # expect: TL101
+                    h = nn.init.zeros_(torch.Tensor(2, x.shape[0], 8)).to(x.device)  # expect: TL101
+                    causal = torch.triu(torch.ones(8, 8, dtype=torch.bool), diagonal=1).to(x.device)  # expect: TL101
+                    return self.rnn(x * mask * keep, h), causal
+        """),
         Invalid("""
             import pytest
             import torch
@@ -509,14 +533,41 @@ class FactoryWithoutDevice(Rule):
                 node = node.left if left == HOST or _has_call(node.left) else node.right
             elif isinstance(node, cst.UnaryOperation):
                 node = node.expression
-            elif method_call(node, *_STAYS_ON_HOST) is not None:
+            elif method_call(node, *_STAYS_ON_HOST) is not None or self._cast(node):
                 node = node.func.value
+            elif isinstance(node, cst.Call) and self._host_function(node):
+                node = positional(node)[0].value
+            elif isinstance(node, cst.Subscript) and not any(
+                self.ctx.tensor_kind(index) == TENSOR
+                for element in node.slice for index in descendants(element) if isinstance(index, cst.BaseExpression)
+            ):
+                node = node.value  # torch.eye(n)[labels.cpu()]: rows picked on the host
             else:
                 factory = host_factory(self.ctx, node) if node is not None else None
                 if factory is None or _nothing_to_spare(node, factory):
                     return None
                 return node
         return None
+
+    def _cast(self, node: cst.BaseExpression) -> bool:
+        """``t.type(torch.bool)``, ``t.type(x.dtype)``: a cast, not a move (``.type(torch.cuda.FloatTensor)`` is one)."""
+        method = method_call(node, "type")
+        args = positional(node) if method is not None else []
+        if len(args) != 1 or node.args[0].keyword is not None:
+            return False
+        name = self.ctx.qualname(args[0].value) or dotted_name(args[0].value) or ""
+        return name in _DTYPES or name.rsplit(".", 1)[-1] == "dtype"
+
+    def _host_function(self, node: cst.Call) -> bool:
+        """A torch function of a tensor that keeps it where it is (``torch.triu(ones, 1)``,
+        ``torch.bernoulli(p)``, ``nn.init.zeros_(t)``, ``F.normalize(t)``), given nothing on the device."""
+        name = self.ctx.qualname(node.func) or ""
+        if name not in _HOST_KEEPING and not name.startswith("torch.nn.init."):
+            return False
+        args = positional(node)
+        return bool(args) and keyword(node, "device") is None and not any(
+            self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args
+        )
 
     def _copied_by_new_tensor(self, node: cst.Call) -> None:
         """``x.new_tensor(torch.rand(3))``: built on the host, then copied to ``x``'s device."""
