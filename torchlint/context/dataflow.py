@@ -22,7 +22,9 @@ import libcst as cst
 
 from torchlint.context.tensors import UNBOUND, merge_kinds
 
-_CUDA_USE = re.compile(r"cuda[.(\"':]|\.to\(\s*(self\.)?\w*(device|gpu)\w*\s*[,)]")
+_CUDA_USE = re.compile(
+    r"cuda[.(\"':]|\.to\(\s*(self\.)?\w*(device|gpu)\w*\s*[,)]|\b(to_device|move_to_device|send_to_device|to_cuda)\("
+)
 MAX_TRAIL = 20  # a trail of reassignments longer than this is not followed
 
 

@@ -8,14 +8,14 @@ from typing import Dict, FrozenSet, List, Optional, Tuple, Union
 import libcst as cst
 
 from torchlint.context.calls import is_parameter, parameter_at, parameter_position
-from torchlint.context.devices import device_move
+from torchlint.context.devices import device_move, moved_by_helper
 from torchlint.context.loaders import (
     EPOCH_HOOKS, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, has_workers, unwrap_iteration,
 )
 from torchlint.context.scopes import Scope, callee
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, keyword, literal_value, positional, target_names
+from torchlint.syntax import dotted_name, is_name, keyword, literal_value, positional, target_names
 
 
 def _true(node: Optional[cst.BaseExpression]) -> bool:
@@ -59,8 +59,9 @@ class DataloaderNotPinned(Rule):
     what = (
         "Finds the pair that makes host-to-device copies of batches asynchronous: a "
         "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
-        "(`x.to(device)`, `batch[\"image\"].cuda()`, or element by element: `{k: v.to(device) for k, v "
-        "in batch.items()}`) in a `for` loop over it (also `enumerate(...)`, `tqdm(...)`, "
+        "(`x.to(device)`, `batch[\"image\"].cuda()`, a helper such as `to_device(x, device)`, or element by "
+        "element: `{k: v.to(device) for k, v in batch.items()}`) in a `for` loop over it (also "
+        "`enumerate(...)`, `tqdm(...)`, `zip(pbar, loader)`, "
         "`metric_logger.log_every(loader, ...)`, `tqdm(loader) if verbose else loader`); and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
         "not literally false), such a move without `non_blocking=True`. The loop may be in another "
         "function of the same file: a loader built at module level, in `main()` and passed to "
@@ -174,6 +175,39 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+            from tqdm import trange
+            from widedeep.utils import to_device
+
+            class Trainer:
+                def fit(self, train_set):
+                    loader = DataLoader(train_set, batch_size=64, num_workers=self.workers)  # expect: TL503
+                    for epoch in range(self.epochs):
+                        with trange(len(loader)) as t:
+                            for step, X in zip(t, loader):
+                                self._train_step(X[0], step)
+
+                def _train_step(self, X_tab, step):
+                    loss = self.model(to_device(X_tab, self.device)).sum()
+                    loss.backward()
+        """, fixed="""
+            from torch.utils.data import DataLoader
+            from tqdm import trange
+            from widedeep.utils import to_device
+
+            class Trainer:
+                def fit(self, train_set):
+                    loader = DataLoader(train_set, batch_size=64, num_workers=self.workers, pin_memory=True)
+                    for epoch in range(self.epochs):
+                        with trange(len(loader)) as t:
+                            for step, X in zip(t, loader):
+                                self._train_step(X[0], step)
+
+                def _train_step(self, X_tab, step):
+                    loss = self.model(to_device(X_tab, self.device)).sum()
+                    loss.backward()
+        """),
         Invalid("""
             import torch
             from torch.utils.data import DataLoader
@@ -431,7 +465,7 @@ class DataloaderNotPinned(Rule):
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
         self._loops: List[Tuple[cst.For, FrozenSet[str], Ref]] = []  # open loops over a loader
-        self._moves: List[Tuple[Ref, cst.Call, Tuple[str, ...]]] = []  # batch moves, with their indentation
+        self._moves: List[Tuple[Ref, Optional[cst.Call], Tuple[str, ...]]] = []  # batch moves (None: by a helper or the framework)
         self._loaders: Dict[int, _Loader] = {}  # id(DataLoader call) -> what it was given
         self._passes: List[Tuple[str, Ref]] = []  # (key of a parameter of another module's function, what is passed)
         # batches handed to a function of this file: (loop's loader, the calling scope, the callee's name, argument)
@@ -443,9 +477,21 @@ class DataloaderNotPinned(Rule):
     def visit_For(self, node: cst.For) -> None:
         if not self.ctx.uses_cuda or self.ctx.is_test_module:
             return
-        ref = self.ctx.loaders.ref(unwrap_iteration(self.ctx, node.iter))
+        iterable, target = unwrap_iteration(self.ctx, node.iter), node.target
+        zipped = positional(iterable) if isinstance(iterable, cst.Call) and is_name(iterable.func, "zip") else ()
+        refs = [self.ctx.loaders.ref(arg.value) for arg in zipped]
+        refs = [None if ref is not None and ref[0] == "global" and self.ctx.global_value(ref[1]) is None else ref
+                for ref in refs]  # `t` of `with trange(n) as t` is no loader
+        if zipped and sum(ref is not None for ref in refs) == 1:  # for i, batch in zip(pbar, loader)
+            position = next(index for index, ref in enumerate(refs) if ref is not None)
+            parts = target.elements if isinstance(target, (cst.Tuple, cst.List)) else ()
+            if len(parts) != len(zipped):
+                return
+            target, ref = parts[position].value, refs[position]
+        else:
+            ref = self.ctx.loaders.ref(iterable)
         if ref is not None:
-            self._loops.append((node, frozenset(target_names(node.target)), ref))
+            self._loops.append((node, frozenset(target_names(target)), ref))
 
     def leave_For(self, node: cst.For) -> None:
         if self._loops and self._loops[-1][0] is node:
@@ -455,16 +501,20 @@ class DataloaderNotPinned(Rule):
         self._note_loader(node)
         self._note_passes(node)
         self._note_handed(node)
-        if device_move(self.ctx, node) is None:
-            return
-        batch = self._moved_batch(node.func.value)
+        moved = moved_by_helper(self.ctx, node)
+        move: Optional[cst.Call] = None  # a helper's move (`to_device(x, device)`) has nothing to fix
+        if moved is None:
+            if device_move(self.ctx, node) is None:
+                return
+            moved, move = node.func.value, node
+        batch = self._moved_batch(moved)
         for _, names, ref in reversed(self._loops):
             if batch in names:
-                self._moves.append((ref, node, self.ctx.indentation()))
+                self._moves.append((ref, move, self.ctx.indentation()))
                 return
         function = self.ctx.scope.function
         if batch is not None and is_parameter(function, batch):  # `def train_step(x, y): x = x.to(device)`
-            self._parameter_moves.setdefault((function, batch), []).append((node, self.ctx.indentation()))
+            self._parameter_moves.setdefault((function, batch), []).append((move, self.ctx.indentation()))
 
     def _note_handed(self, node: cst.Call) -> None:
         """``self.train_batch(x, y)`` in a loop over a loader: the function of this file that
@@ -565,7 +615,9 @@ class DataloaderNotPinned(Rule):
             for loader in self.ctx.loaders.resolve(ref):
                 if id(loader) in self._loaders:
                     loaders[id(loader)] = loader
-                    moves.setdefault(id(loader), []).append((move, indentation))
+                    moves.setdefault(id(loader), [])
+                    if move is not None:
+                        moves[id(loader)].append((move, indentation))
         self._tell_about_parameters()
         self._tell_about_factories(loaders, moves)
         for key, loader in loaders.items():
