@@ -16,6 +16,7 @@ from torchlint.context.scopes import Scope, callee
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, is_name, keyword, literal_value, positional, target_names
+from torchlint.walker import descendants
 
 
 def _true(node: Optional[cst.BaseExpression]) -> bool:
@@ -71,7 +72,9 @@ class DataloaderNotPinned(Rule):
         "(`train_one_epoch(model, loader, ...)`) is followed to the moves there, and one returned by "
         "a function of another module (`train_loader, dataset = create_dataloader(...)`, also built "
         "with a DataLoader subclass such as `InfiniteDataLoader`) is followed back to where it is built. A loader "
-        "returned by a Lightning `train_dataloader`/`val_dataloader` hook counts as "
+        "returned by a Lightning `train_dataloader`/`val_dataloader` hook (of a class based on a "
+        "`Lightning*` or `*DataModule` class, also through a base of the same file), or by a method "
+        "such a hook returns (`return self._dataloader_factory(\"train\")`), counts as "
         "moved: the framework copies its batches to the device. Only in files that use CUDA or move "
         "data to a device held in a variable (`x.to(device)`), Lightning hooks aside."
     )
@@ -372,6 +375,33 @@ class DataloaderNotPinned(Rule):
                     return DataLoader(self.train_set, batch_size=64, num_workers=8, pin_memory=True)
         """),
         Invalid("""
+            from lightning import LightningDataModule
+            from torch.utils.data import DataLoader
+
+            class BaseDataModule(LightningDataModule):
+                pass
+
+            class GeoDataModule(BaseDataModule):
+                def _dataloader_factory(self, split):
+                    return DataLoader(self.datasets[split], batch_size=64, num_workers=8)  # expect: TL503
+
+                def train_dataloader(self):
+                    return self._dataloader_factory("train")
+        """, fixed="""
+            from lightning import LightningDataModule
+            from torch.utils.data import DataLoader
+
+            class BaseDataModule(LightningDataModule):
+                pass
+
+            class GeoDataModule(BaseDataModule):
+                def _dataloader_factory(self, split):
+                    return DataLoader(self.datasets[split], batch_size=64, num_workers=8, pin_memory=True)
+
+                def train_dataloader(self):
+                    return self._dataloader_factory("train")
+        """),
+        Invalid("""
             from torch.utils.data import DataLoader
             loader = DataLoader(ds, num_workers=2)  # expect: TL503
             for x in loader:
@@ -564,10 +594,27 @@ class DataloaderNotPinned(Rule):
         framework moves its batches to the device every step."""
         function = self.ctx.scope.function
         cls = function.enclosing_class
-        return (
-            isinstance(self.ctx.parent, cst.Return) and function.name in EPOCH_HOOKS and cls is not None
-            and any("Lightning" in base for base in cls.bases)
+        if not isinstance(self.ctx.parent, cst.Return) or cls is None or not self._lightning(cls):
+            return False
+        if function.name in EPOCH_HOOKS:
+            return True
+        return any(  # train_dataloader(self): return self._dataloader_factory("train")
+            isinstance(node, cst.Return) and isinstance(node.value, cst.Call)
+            and dotted_name(node.value.func) == f"self.{function.name}"
+            for hook in cls.node.body.body
+            if isinstance(hook, cst.FunctionDef) and hook.name.value in EPOCH_HOOKS for node in descendants(hook)
         )
+
+    def _lightning(self, cls: Scope, depth: int = 0) -> bool:
+        """A Lightning module or data module (``LightningDataModule``, a ``*DataModule`` base),
+        also through a base class of this file."""
+        for base in cls.bases:
+            if "Lightning" in base or base.endswith("DataModule"):
+                return True
+            parent = self.ctx.module_scope.methods.get(base)
+            if parent is not None and parent.kind == "class" and depth < 4 and self._lightning(parent, depth + 1):
+                return True
+        return False
 
     def _moved_batch(self, owner: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         """The loop's batch name that ``owner.to(...)`` moves: ``x``, ``batch["image"]``, a part
