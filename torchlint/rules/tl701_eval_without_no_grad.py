@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -16,9 +16,11 @@ from torchlint.walker import descendants, iter_children
 # Context managers and decorators that turn autograd off: torch's own, and the wrappers
 # packages build on them (ultralytics' `smart_inference_mode`, monai's `eval_mode`).
 _NO_GRAD = re.compile(r"(^|_)(no_grad|inference_mode|eval_mode)$")
+_PART_TAKERS = frozenset({"list", "next", "iter", "getattr"})  # list(model.children())[0]
+_PARTS = frozenset({"children", "modules", "named_children", "named_modules", "get_submodule"})
 # A function that evaluates or predicts: `evaluate`, `validate_epoch`, `predict_proba`, `run_inference`.
 _EVAL_FUNCTION = re.compile(
-    r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|val|test|predict|prediction|inference|infer)(_|$)"
+    r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|val|test|predict|prediction|predictions|inference|infer)(_|$)"
 )
 # Lightning runs these (and their hooks) with grad disabled; `test_*` functions are tests.
 _NOT_EVAL = re.compile(r"^(test_|on_(validation|test|predict)_)|_epoch_end$")
@@ -39,8 +41,10 @@ class EvalWithoutNoGrad(Rule):
     # A model put in eval mode, or torch code; an evaluation loop with neither is out of reach.
     triggers = ("torch", "eval(", "train(False")
     what = (
-        "Finds a `for`/`while` loop that calls a model (the object put in eval mode, or one named `model`, "
-        "`net` or `network`), itself or through a function of the same file it calls, in evaluation "
+        "Finds a `for`/`while` loop that calls a model (the object put in eval mode, a part of it taken "
+        "after that, `backbone = list(model.children())[0]`, or one named `model`, `net` or `network`), "
+        "itself or through a function of the same file it calls (not one decorated with "
+        "`@torch.no_grad()`), in evaluation "
         "code: after `model.eval()` in the same function, or in a "
         "function named for evaluation (`evaluate`, `validate`, `test`, `predict`, `inference`, ...), with "
         "no `torch.no_grad()`/`torch.inference_mode()`/`torch.set_grad_enabled(False)` around it, on the "
@@ -89,6 +93,18 @@ class EvalWithoutNoGrad(Rule):
         "returned outputs, which this rule cannot see across files."
     )
     valid = (
+        Valid("""
+            import torch
+            class ValLoop:
+                def run(self):
+                    self.runner.model.eval()
+                    for idx, batch in enumerate(self.dataloader):
+                        self.run_iter(idx, batch)
+
+                @torch.no_grad()
+                def run_iter(self, idx, batch):
+                    self.outputs.append(self.runner.model(batch))
+        """),
         Valid("""
             import torch
             class LRFinder:
@@ -271,6 +287,17 @@ class EvalWithoutNoGrad(Rule):
     invalid = (
         Invalid("""
             import torch
+            def explain(model, loader, device):
+                model.eval()
+                backbone = list(model.deeptabular.children())[0]
+                masks = []
+                for batch in loader:  # expect: TL701
+                    m, _ = backbone.forward_masks(batch.to(device))
+                    masks.append(m.cpu().detach())
+                return masks
+        """),
+        Invalid("""
+            import torch
             class TabModel:
                 def _predict_epoch(self, loader):
                     self.network.eval()
@@ -365,6 +392,13 @@ class EvalWithoutNoGrad(Rule):
             if receiver is not None:
                 self._eval_receivers.setdefault(self.ctx.scope.function, set()).add(receiver)
 
+    def leave_Assign(self, node: cst.Assign) -> None:
+        """``backbone = list(model.encoder.children())[0]`` after ``model.eval()``: a part of the
+        model is in eval mode too."""
+        receivers = self._eval_receivers.get(self.ctx.scope.function)
+        if receivers and _part_of(node.value, receivers):
+            receivers.update(target.target.value for target in node.targets if isinstance(target.target, cst.Name))
+
     def visit_For(self, node: cst.For) -> None:
         self._check(node)
 
@@ -439,6 +473,8 @@ class EvalWithoutNoGrad(Rule):
                     isinstance(node.func, cst.Attribute) and node.func.attr.value in _TENSOR_METHODS
                 ) or (qualname or "").startswith("torch.")
                 helper = self.ctx.function_here(node.func) if depth == 0 and not runs_model else None
+                if helper is not None and _no_grad_decorated(helper):
+                    helper = None  # @torch.no_grad() def run_iter(...): its calls record nothing
                 if helper is not None:
                     if self._needs_grad_in(helper):
                         return False, False
@@ -455,6 +491,32 @@ def _puts_in_eval_mode(call: cst.Call) -> bool:
         return not call.args
     arguments = positional(call)
     return method == "train" and len(arguments) == 1 and literal_value(arguments[0].value) is False
+
+
+def _no_grad_decorated(function: cst.FunctionDef) -> bool:
+    """``@torch.no_grad()`` (or ``@torch.inference_mode()``) on a function read ahead of the walk."""
+    for decorator in function.decorators:
+        node = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+        if _NO_GRAD.search((dotted_name(node) or "").rsplit(".", 1)[-1]):
+            return True
+    return False
+
+
+def _part_of(value: cst.BaseExpression, receivers: Set[str]) -> bool:
+    """Is ``value`` a part of an object in ``receivers``: ``model.encoder``,
+    ``list(model.children())[0]``, ``getattr(self.model, "head")``?"""
+    while True:
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _PARTS:
+            value = value.func.value  # model.children(), model.get_submodule("head")
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _PART_TAKERS \
+                and value.args:
+            value = value.args[0].value
+        else:
+            break
+    parts = (dotted_name(value) or "").split(".")
+    return any(".".join(parts[:end]) in receivers for end in range(1, len(parts) + 1))
 
 
 def _calls_model(func: cst.BaseExpression, receivers: Set[str]) -> bool:
