@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Set
+from typing import Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -12,7 +12,7 @@ from torchlint.context.scopes import in_model_code
 from torchlint.context.tensors import dimension_index
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, is_name, literal_value, method_call, positional, target_names
-from torchlint.walker import descendants, simple_statements
+from torchlint.walker import descendants, iter_children, simple_statements
 
 
 _CHUNKS = frozenset({"split", "chunk", "tensor_split", "split_with_sizes"})
@@ -81,7 +81,9 @@ class PythonLoopOverTensor(Rule):
         "`y[:, t - 1]`), for comprehensions that only take views (`[x[:, t] for t in range(T)]` is "
         "`x.unbind(1)`: no kernels), for loops that hand each element to a library taking host "
         "arrays (`[linear_sum_assignment(c) for c in C]`, `librosa.stft(x[i].numpy())`), for "
-        "comprehensions that only copy each element to the host (`[w[b].cpu() for b in range(B)]`), for per-item selections of data-dependent size collected in a list the "
+        "comprehensions that only copy each element to the host (`[w[b].cpu() for b in range(B)]`), for "
+        "loops that only store each element in a per-item container, computing nothing on it "
+        "(`sample.set_pred_score(score)`, `SegDataSample(gt=PixelData(data=label))`), for per-item selections of data-dependent size collected in a list the "
         "function never joins into a tensor (`kept.append(boxes[i][scores[i] > t])`: ragged results "
         "have no dense form), in training-loop code, or in `while` loops (their trip count is not visible). Nor a "
         "loop over a dimension other than the batch that runs one of the model's submodules (or a "
@@ -91,6 +93,16 @@ class PythonLoopOverTensor(Rule):
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import torch.nn.functional as F
+            class Classifier(nn.Module):
+                def forward(self, x, data_samples):
+                    scores = F.softmax(self.head(x), dim=1)
+                    labels = scores.argmax(dim=1, keepdim=True)
+                    for sample, score, label in zip(data_samples, scores, labels):
+                        sample.set_pred_score(score).set_pred_label(label)
+                    return data_samples
+        """),
         Valid("""
             import torch
             class Detector(nn.Module):
@@ -528,6 +540,8 @@ class PythonLoopOverTensor(Rule):
             if any(_submodules(self.ctx, candidate) for candidate in iterated):
                 return False  # zip(masks, self.experts): one module per step
             nodes = [node for part in body for node in descendants(part)]
+            if _packs_only(body, set(target_names(target))):
+                return False  # sample.set_pred_score(score) per row: stored, not computed on
             if self._to_host(nodes, set(target_names(target))) or (
                 not any(_walked_dimension(candidate) in (None, 0) for candidate in iterated)
                 and _runs_module_on(self.ctx, nodes, set(target_names(target)))
@@ -646,6 +660,35 @@ def _recurrence(ctx, body: Sequence[cst.CSTNode], nodes: List[cst.CSTNode], vari
             and isinstance(node.right, cst.Integer)
         ):
             return True
+    return False
+
+
+def _packs_only(body: Sequence[cst.CSTNode], targets: Set[str]) -> bool:
+    """Does the loop only hand each element to a per-item container, computing nothing on it?
+    Each use is an argument of a constructor (``PixelData(data=label)``), of a setter
+    (``sample.set_pred_score(score)``, also as its receiver) or of ``append``, or the value of
+    an attribute or item store (``sample.gt = label``)."""
+    uses = 0
+    stack: List[Tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [(part, None, None) for part in body]
+    while stack:
+        node, parent, grandparent = stack.pop()
+        if isinstance(node, cst.Name) and node.value in targets:
+            if not _packing_use(node, parent, grandparent):
+                return False
+            uses += 1
+        stack.extend((child, node, parent) for child in iter_children(node))
+    return uses > 0
+
+
+def _packing_use(name: cst.Name, parent: Optional[cst.CSTNode], grandparent: Optional[cst.CSTNode]) -> bool:
+    if isinstance(parent, cst.Arg) and isinstance(grandparent, cst.Call):
+        func = grandparent.func
+        called = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        return called in ("append", "extend") or called.startswith("set_") or called[:1].isupper()
+    if isinstance(parent, cst.Attribute) and parent.value is name:  # the receiver of a setter
+        return parent.attr.value.startswith("set_") and isinstance(grandparent, cst.Call) and grandparent.func is parent
+    if isinstance(parent, cst.Assign) and parent.value is name:
+        return all(isinstance(target.target, (cst.Attribute, cst.Subscript)) for target in parent.targets)
     return False
 
 
