@@ -768,6 +768,19 @@ class FileContext:
         for target in node.targets:
             self._bind_target(target.target, kind, node.value)
             self._note_write(target.target, kind)
+            if isinstance(target.target, cst.Attribute):
+                self._note_held(target.target, node.value)
+
+    def _note_held(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
+        """``self.criterion = cross_entropy`` (or ``a if c else b``): names a class stores in an
+        attribute, for calls of ``self.criterion(...)`` (``scopes.settle_helpers``)."""
+        if not is_name(target.value, "self"):
+            return
+        values = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
+        names = [value.value for value in values if isinstance(value, cst.Name)]
+        cls = self.scope.enclosing_class if names else None
+        if cls is not None:
+            cls.held.setdefault(target.attr.value, []).extend(names)
 
     def _note_write(self, target: cst.BaseExpression, kind: Optional[str]) -> None:
         """``t[i] = value``: ``t`` is being filled on the host (unless the value is a device tensor)."""

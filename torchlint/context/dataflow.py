@@ -22,9 +22,8 @@ import libcst as cst
 
 from torchlint.context.tensors import UNBOUND, merge_kinds
 
-_CUDA_USE = re.compile(
-    r"cuda[.(\"':]|\.to\(\s*(self\.)?\w*(device|gpu)\w*\s*[,)]|\b(to_device|move_to_device|send_to_device|to_cuda)\("
-)
+# `to_device(` also matches move_to_device/send_to_device; `to_cuda(` is matched by `cuda(`.
+_CUDA_USE = re.compile(r"cuda[.(\"':]|\.to\(\s*(self\.)?\w*(device|gpu)\w*\s*[,)]|to_device\(")
 MAX_TRAIL = 20  # a trail of reassignments longer than this is not followed
 
 

@@ -54,6 +54,7 @@ class Scope:
     bases: Tuple[str, ...] = ()  # class scopes: the dotted names of the bases
     cold: bool = False  # evaluation over a dataset: never hot, whatever calls it
     steps: bool = False  # a function that takes an optimisation step (`.backward()` outside loops)
+    held: Dict[str, List[str]] = field(default_factory=dict)  # class scopes: attribute -> names stored in it
 
     @property
     def function(self) -> "Scope":
@@ -159,7 +160,6 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope]) -> None:
             scope.name in called_in_loops or f"self.{scope.name}" in called_in_loops or _STEP_FUNCTION.search(scope.name)
         ):
             scope.hot_reason, scope.hot_kind = f"training step {scope.name}", STEP
-    held: Dict[Tuple[int, str], List[Scope]] = {}
     changed = True
     while changed:
         changed = False
@@ -169,7 +169,7 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope]) -> None:
             kind = scope.hot_kind_of()
             for name in scope.called:
                 target = callee(scope, module_scope, name)
-                targets = [target] if target is not None else _held_functions(scope, module_scope, name, held)
+                targets = [target] if target is not None else _held_functions(scope, module_scope, name)
                 for target in targets:
                     if target.hot_reason is None and not target.cold:
                         target.hot_reason = f"{target.name} (called from {scope.hot_path()})"
@@ -177,26 +177,15 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope]) -> None:
                         changed = True
 
 
-def _held_functions(caller: Scope, module_scope: Scope, name: str,
-                    held: Dict[Tuple[int, str], List[Scope]]) -> List[Scope]:
+def _held_functions(caller: Scope, module_scope: Scope, name: str) -> List[Scope]:
     """The module's functions a ``self.<attr>(...)`` call may run when the class stores them in
     that attribute (``self.criterion = cross_entropy``, in any branch of ``__init__``)."""
     owner, _, attr = name.partition(".")
     cls = caller.enclosing_class
-    if owner != "self" or not attr or cls is None or cls.node is None:
+    if owner != "self" or not attr or cls is None:
         return []
-    key = (id(cls), attr)
-    if key not in held:
-        values = [
-            value for node in descendants(cls.node) if isinstance(node, cst.Assign)
-            for target in node.targets
-            if isinstance(target.target, cst.Attribute) and is_name(target.target.value, "self")
-            and target.target.attr.value == attr
-            for value in ((node.value.body, node.value.orelse) if isinstance(node.value, cst.IfExp) else (node.value,))
-        ]
-        functions = [module_scope.methods.get(value.value) for value in values if isinstance(value, cst.Name)]
-        held[key] = [function for function in functions if function is not None and function.kind == "function"]
-    return held[key]
+    functions = [module_scope.methods.get(stored) for stored in cls.held.get(attr, ())]
+    return [function for function in functions if function is not None and function.kind == "function"]
 
 
 def constructing(function: Scope) -> bool:

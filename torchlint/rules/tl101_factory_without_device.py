@@ -470,17 +470,17 @@ class FactoryWithoutDevice(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.in_test_case():
-            return
         if method_call(node, "new_tensor") is not None:
-            self._copied_by_new_tensor(node)
+            if not self.ctx.in_test_case():
+                self._copied_by_new_tensor(node)
             return
         helped = moved_by_helper(self.ctx, node)
         if helped is not None:
-            self._moved_later(helped)  # to_device(torch.zeros(n), ...): no fix through a helper
+            if not self.ctx.in_test_case():
+                self._moved_later(helped)  # to_device(torch.zeros(n), ...): no fix through a helper
             return
         move = device_move(self.ctx, node)
-        if move is None or self._matches_own_tensor_in_construction(node):
+        if move is None or self.ctx.in_test_case() or self._matches_own_tensor_in_construction(node):
             return
         moved = node.func.value
         inner = _under_chain(moved)

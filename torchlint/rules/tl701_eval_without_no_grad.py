@@ -395,7 +395,7 @@ class EvalWithoutNoGrad(Rule):
     def leave_Assign(self, node: cst.Assign) -> None:
         """``backbone = list(model.encoder.children())[0]`` after ``model.eval()``: a part of the
         model is in eval mode too."""
-        receivers = self._eval_receivers.get(self.ctx.scope.function)
+        receivers = self._eval_receivers.get(self.ctx.scope.function) if self._eval_receivers else None
         if receivers and _part_of(node.value, receivers):
             receivers.update(target.target.value for target in node.targets if isinstance(target.target, cst.Name))
 
