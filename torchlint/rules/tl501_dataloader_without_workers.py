@@ -209,10 +209,15 @@ class DataloaderWithoutWorkers(Rule):
 
 def _uses(body: cst.CSTNode, name: str) -> int:
     """How often ``name`` is read or bound in ``body`` (not as an attribute, not in imports)."""
-    skipped = {id(node.attr) for node in descendants(body) if isinstance(node, cst.Attribute)}
-    skipped |= {id(name_node) for node in descendants(body) if isinstance(node, (cst.Import, cst.ImportFrom))
-                for name_node in descendants(node)}
-    return sum(1 for node in descendants(body) if is_name(node, name) and id(node) not in skipped)
+    skipped, count = set(), 0
+    for node in descendants(body):  # a parent comes before its children
+        if isinstance(node, cst.Attribute):
+            skipped.add(id(node.attr))
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            skipped.update(id(inner) for inner in descendants(node))
+        elif is_name(node, name) and id(node) not in skipped:
+            count += 1
+    return count
 
 
 def _leaves_after_first(loop: cst.For) -> bool:
