@@ -370,11 +370,13 @@ class EvalWithoutNoGrad(Rule):
     def _leave(self) -> None:
         self._no_grad_depth -= self._entered.pop()
 
-    def _disables_grad(self, expression: cst.BaseExpression) -> bool:
+    def _disables_grad(self, expression: cst.BaseExpression, ahead: bool = False) -> bool:
         """``torch.no_grad()``, ``torch.inference_mode()`` (or a wrapper named like them),
-        ``torch.set_grad_enabled(False)``: any argument but a literal ``True``."""
+        ``torch.set_grad_enabled(False)``: any argument but a literal ``True``. ``ahead``: the
+        expression lies ahead of the walk (see ``ctx.qualname_ahead``)."""
         call = expression if isinstance(expression, cst.Call) else None
-        name = self.ctx.qualname(call.func if call else expression) or dotted_name(call.func if call else expression)
+        func = call.func if call else expression
+        name = (self.ctx.qualname_ahead(func) if ahead else self.ctx.qualname(func)) or dotted_name(func)
         if name is None:
             return False
         last = name.rsplit(".", 1)[-1]
@@ -444,7 +446,7 @@ class EvalWithoutNoGrad(Rule):
             return (
                 last in ("requires_grad_", "enable_grad", "manual_backward")
                 or name.endswith("autograd.grad")
-                or (last == "set_grad_enabled" and not self._disables_grad(node))
+                or (last == "set_grad_enabled" and not self._disables_grad(node, ahead=True))
             )
         if isinstance(node, cst.Assign):
             return any(
@@ -464,7 +466,7 @@ class EvalWithoutNoGrad(Rule):
             node = stack.pop()
             if isinstance(node, _NESTED):
                 continue
-            if isinstance(node, cst.With) and any(self._disables_grad(item.item) for item in node.items):
+            if isinstance(node, cst.With) and any(self._disables_grad(item.item, ahead=depth > 0) for item in node.items):
                 continue
             if isinstance(node, cst.Call):
                 runs_model = runs_model or _calls_model(node.func, receivers)
@@ -473,7 +475,7 @@ class EvalWithoutNoGrad(Rule):
                     isinstance(node.func, cst.Attribute) and node.func.attr.value in _TENSOR_METHODS
                 ) or (qualname or "").startswith("torch.")
                 helper = self.ctx.function_here(node.func) if depth == 0 and not runs_model else None
-                if helper is not None and _no_grad_decorated(helper):
+                if helper is not None and any(self._disables_grad(d.decorator, ahead=True) for d in helper.decorators):
                     helper = None  # @torch.no_grad() def run_iter(...): its calls record nothing
                 if helper is not None:
                     if self._needs_grad_in(helper):
@@ -491,15 +493,6 @@ def _puts_in_eval_mode(call: cst.Call) -> bool:
         return not call.args
     arguments = positional(call)
     return method == "train" and len(arguments) == 1 and literal_value(arguments[0].value) is False
-
-
-def _no_grad_decorated(function: cst.FunctionDef) -> bool:
-    """``@torch.no_grad()`` (or ``@torch.inference_mode()``) on a function read ahead of the walk."""
-    for decorator in function.decorators:
-        node = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
-        if _NO_GRAD.search((dotted_name(node) or "").rsplit(".", 1)[-1]):
-            return True
-    return False
 
 
 def _part_of(value: cst.BaseExpression, receivers: Set[str]) -> bool:
