@@ -9,7 +9,9 @@ from torchlint.rules import ALL_RULES
 def test_cli_and_flake8_report_the_same_findings(tmp_path, run_cli, run_flake8):
     for rule in ALL_RULES:
         for index, example in enumerate(rule.invalid):
-            (tmp_path / f"{rule.code.lower()}_{index}.py").write_text(example.source)
+            folder = tmp_path / f"{rule.code.lower()}_{index}"  # a project each: no facts shared
+            folder.mkdir()
+            (folder / "example.py").write_text(example.source)
     (tmp_path / "pyproject.toml").write_text("[tool.torchlint]\npreview = true\n")  # every rule, both ways
     cli = run_cli("--format", "json", ".")
     assert cli.returncode == 1, cli.stderr

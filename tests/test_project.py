@@ -145,6 +145,24 @@ def test_a_loader_whose_batches_another_module_moves_is_not_pinned(tmp_path):
     assert found([p for p in paths if p.endswith("main.py")]) == []
 
 
+def test_a_loader_returned_to_a_project_that_moves_loader_batches_is_not_pinned(tmp_path):
+    paths = write(tmp_path, {"data.py": """
+        from torch.utils.data import DataLoader
+
+        def load_data(dataset, workers):
+            return DataLoader(dataset, batch_size=2, num_workers=workers)
+
+        def read_all(dataset):
+            return list(DataLoader(dataset, batch_size=2, num_workers=2))
+    """, "train.py": """
+        def train(net, train_iter, device):
+            for X, y in train_iter:
+                net(X.to(device), y.to(device)).backward()
+    """})
+    assert found(paths) == [("data.py", 5, "TL503")]
+    assert found([p for p in paths if p.endswith("data.py")]) == []
+
+
 def test_a_pinned_loader_passed_to_another_module_that_moves_blocking(tmp_path):
     paths = write(tmp_path, {"engine.py": ENGINE, "main.py": """
         from torch.utils.data import DataLoader
@@ -217,6 +235,19 @@ def test_a_dataset_class_of_another_module_that_only_indexes_memory_needs_no_wor
                              "pkg/predict.py": PREDICT.format(module="pkg.data")})
     assert found(paths) == [("predict.py", 8, "TL501")]  # Images reads files; Rows only indexes
     assert found([p for p in paths if p.endswith("predict.py")]) == [("predict.py", 8, "TL501")] * 2
+
+
+def test_a_class_a_package_re_exports_is_known_by_both_names(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "from .data import Images, Rows\n", "pkg/data.py": DATASETS,
+                             "pkg/predict.py": PREDICT.format(module="pkg")})
+    assert found(paths) == [("predict.py", 8, "TL501")]
+
+
+def test_a_helper_re_exported_by_its_package_is_hot_when_a_loss_calls_it(tmp_path):
+    loss = LOSS.replace("from .ops import hardest", "from pkg.losses import hardest")
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/losses/__init__.py": "from .ops import hardest\n",
+                             "pkg/losses/ops.py": HELPER, "pkg/losses/triplet.py": loss})
+    assert found(paths) == [("ops.py", 6, "TL201"), ("ops.py", 6, "TL202")]
 
 
 def test_modules_in_folders_without_init_match_by_their_end(tmp_path):

@@ -168,4 +168,5 @@ def _decode_project(data: Dict[str, object]) -> ProjectFacts:
         waiting=[(str(name), str(local), tuple(str(kind) for kind in kinds)) for name, local, kinds in data["waiting"]],
         offers={str(key): str(value) for key, value in data["offers"].items()},
         needs=[str(key) for key in data["needs"]],
+        reexports={str(name): str(target) for name, target in data["reexports"].items()},
     )

@@ -11,6 +11,7 @@ import libcst as cst
 
 from torchlint.codes import known_codes, syntax_error
 from torchlint.context import FileContext
+from torchlint.context.imports import module_name, reexports
 from torchlint.diagnostics import SAFE, Diagnostic, Edit, Fix
 from torchlint.libcst_internals import parse_module
 from torchlint.noqa import noqa_by_line, suppressed, unused_noqa
@@ -75,7 +76,8 @@ def _lint(
         )
         return result
     active = [rule for rule in rules if any(trigger in text for trigger in rule.triggers)]
-    if not active:
+    reexporting = path.endswith("__init__.py") and "import" in text  # what the run needs from a package
+    if not active and not reexporting:
         _check_syntax_cheaply(text, path, result)
         return result
     try:
@@ -89,6 +91,9 @@ def _lint(
     except (RecursionError, MemoryError, ValueError) as exc:
         result.parsed = False
         result.errors.append(f"cannot parse: {type(exc).__name__}: {exc}")
+        return result
+    if not active:
+        result.project = ProjectFacts(reexports=reexports(module, module_name(path)))
         return result
     while True:
         try:

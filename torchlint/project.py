@@ -16,6 +16,8 @@ end as well, for modules in folders without ``__init__.py`` (known by their file
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Sequence, Set, Tuple
 
@@ -32,6 +34,8 @@ class ProjectFacts:
     # the loader passed there are moved), and the keys this file's rules would use.
     offers: Dict[str, str] = field(default_factory=dict)
     needs: List[str] = field(default_factory=list)
+    # A package's ``__init__.py`` re-exporting names of its modules: `pkg.Loss` -> `pkg.losses.Loss`.
+    reexports: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -50,16 +54,23 @@ class Elsewhere:
         return Elsewhere({**other.hot, **self.hot}, {**other.known, **self.known})
 
 
+_KEY_MARK = re.compile(r"[@#]")  # where a fact's key leaves the qualified name (`pkg.f#2`, `pkg.C@dataset`)
+
+
 def resolve(facts: Sequence[ProjectFacts]) -> List[Elsewhere]:
     """For each file's facts, what the others tell it: its waiting functions (by local name)
     that hot code reaches, with the kind of hot code they then are (the first of their
     waiting kinds that does), and the values other files offer for the keys it needs."""
+    reexports: Dict[str, str] = {}
+    for fact in facts:
+        reexports.update(fact.reexports)
+    origin = functools.partial(_origin, reexports)
     reached: Dict[str, Set[str]] = {}  # function qualname -> kinds of hot code that reach it
     edges: Dict[str, List[str]] = {}
     for fact in facts:
         for caller, callees in fact.calls.items():
-            edges.setdefault(caller, []).extend(callees)
-    todo = [call for fact in facts for call in fact.hot_calls]
+            edges.setdefault(caller, []).extend(map(origin, callees))
+    todo = [(origin(callee), kind) for fact in facts for callee, kind in fact.hot_calls]
     while todo:
         function, kind = todo.pop()
         if kind in reached.setdefault(function, set()):
@@ -77,7 +88,7 @@ def resolve(facts: Sequence[ProjectFacts]) -> List[Elsewhere]:
     for fact in facts:
         elsewhere = Elsewhere(known={})
         for key in fact.needs:
-            offered = next((offers[short] for short in (key, *_suffixes(key)) if short in offers), None)
+            offered = next((offers[short] for short in (origin(key), *_suffixes(origin(key))) if short in offers), None)
             if offered is not None:
                 elsewhere.known[key] = offered
         for name, local, kinds in fact.waiting:
@@ -86,6 +97,20 @@ def resolve(facts: Sequence[ProjectFacts]) -> List[Elsewhere]:
                 elsewhere.hot[local] = kind
         found.append(elsewhere)
     return found
+
+
+def _origin(reexports: Dict[str, str], name: str) -> str:
+    """The name where ``name`` is defined, through the packages that re-export it
+    (``pkg.Loss.forward`` -> ``pkg.losses.Loss.forward``; a key's ``@...``/``#...`` kept)."""
+    mark = _KEY_MARK.search(name)
+    dotted, tail = (name[:mark.start()], name[mark.start():]) if mark else (name, "")
+    for _ in range(4):  # a re-export of a re-export
+        parts = dotted.split(".")
+        end = next((end for end in range(len(parts), 1, -1) if ".".join(parts[:end]) in reexports), None)
+        if end is None:
+            break
+        dotted = ".".join([reexports[".".join(parts[:end])], *parts[end:]])
+    return dotted + tail
 
 
 def _suffixes(name: str) -> List[str]:

@@ -144,7 +144,7 @@ class MNISTDataModule(L.LightningDataModule):
         return DataLoader(self.val_ds, batch_size=2 * self.batch_size, num_workers=self.num_workers)  # expect: TL502 TL503
 
     def test_dataloader(self):
-        return DataLoader(self.test_ds, batch_size=2 * self.batch_size, num_workers=self.num_workers)
+        return DataLoader(self.test_ds, batch_size=2 * self.batch_size, num_workers=self.num_workers)  # expect: TL503
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from torchlint.context.facts import (
     FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch, guards_right,
     host_consumed, host_library, off_gpu_branch, once_only_branch, takes_step, warning_branch, warning_call,
 )
-from torchlint.context.imports import ImportTable, module_name
+from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
 from torchlint.context.scopes import (
     MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers,
@@ -105,6 +105,13 @@ class FileContext:
     def tensor_kind(self, node: cst.BaseExpression) -> Optional[str]:
         """``TENSOR``, ``HOST``, ``NOT``, ``BATCH``, ``CPU`` or None (unknown) for ``node`` here."""
         return self._bound_kinds.kind(node) or self._inference.kind(node)
+
+    def tensor_on_some_path(self, name: str) -> bool:
+        """Does ``name`` hold a tensor on some paths and a non-tensor (``loss = 0.0``) on the
+        others? Then what only a tensor has (``.item()``) runs on the tensor."""
+        holder = self._holder(name)
+        kinds = holder.ambiguous.get(name, frozenset()) if holder is not None else frozenset()
+        return TENSOR in kinds
 
     def bound(self, name: str) -> bool:
         """Has ``name`` been bound so far in the current function (a parameter or assignment)?"""
@@ -443,6 +450,8 @@ class FileContext:
             facts.offers.update(self.datasets.offers())
         if "DataLoader" in self.text:
             facts.offers.update(loader_classes(self))
+        if self.path.endswith("__init__.py"):
+            facts.reexports = reexports(self.module, self.module_name)
         for scope in self._scopes:
             kind = scope.hot_kind_of()
             reaches = sorted(scope.imported) + self._self_calls(scope)
@@ -797,6 +806,9 @@ class FileContext:
             bindings = self._here
             name = node.target.value
             kind = bindings.kinds.get(name)
+            if kind == NOT and isinstance(bindings.latest(name), (cst.Integer, cst.Float)) \
+                    and self._bound_kinds.kind(node.value) == TENSOR:
+                kind = TENSOR  # `loss = 0.0` ... `loss += aux`: a number plus a tensor is a tensor
             bindings.bind(name, kind if kind in (TENSOR, HOST) else None, None, self._next_order())
 
     def visit_WithItem(self, node: cst.WithItem) -> None:

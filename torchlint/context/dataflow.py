@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from torchlint.context.tensors import UNBOUND, merge_kinds
 
 # `to_device(` also matches move_to_device/send_to_device; `to_cuda(` is matched by `cuda(`.
-_CUDA_USE = re.compile(r"cuda[.(\"':]|\.to\(\s*(self\.)?\w*(device|gpu)\w*\s*[,)]|to_device\(")
+_CUDA_USE = re.compile(r"cuda[.(\"':]|\.to\(\s*(\w+\.)*\w*(device|gpu)\w*\s*[,)]|to_device\(")
 MAX_TRAIL = 20  # a trail of reassignments longer than this is not followed
 
 
@@ -45,7 +45,8 @@ class Bindings:
         self.kinds: Dict[str, Optional[str]] = {}
         self.dims: Dict[str, Tuple[cst.BaseExpression, int]] = {}  # names unpacked from a shape -> (tensor, dim)
         self.written: Set[str] = set()  # names filled element by element with host values since bound
-        self.ambiguous: Set[str] = set()  # names whose branches disagree on their kind (a list or a tensor)
+        # names whose branches disagree on their kind (a list or a tensor) -> the kinds they may have
+        self.ambiguous: Dict[str, FrozenSet[Optional[str]]] = {}
         self.parts: Dict[str, cst.BaseExpression] = {}  # names bound to a row or an unpacked part -> of what
         self.unpacked: Dict[str, cst.BaseExpression] = {}  # names unpacked from a call's result or a name -> it
         # name -> (assignment number, value, how many `if` branches deep it was bound)
@@ -59,7 +60,7 @@ class Bindings:
         self.set_kind(name, kind)
         self.dims.pop(name, None)
         self.written.discard(name)
-        self.ambiguous.discard(name)
+        self.ambiguous.pop(name, None)
         if part_of is not None:
             self.parts[name] = part_of
         else:
@@ -127,7 +128,7 @@ class Bindings:
                 kind = merge_kinds(kinds)
                 self.set_kind(name, kind)
                 if kind is None and any(other is not None and other != UNBOUND for other in kinds):
-                    self.ambiguous.add(name)
+                    self.ambiguous[name] = frozenset(kinds)
         return False
 
 

@@ -40,19 +40,26 @@ def _last_identifier(node: cst.BaseExpression) -> Optional[str]:
 
 def is_device(ctx, node: cst.BaseExpression) -> bool:
     """Does ``node`` name an accelerator device (not the CPU, not a dtype)?"""
-    if isinstance(node, cst.SimpleString):
-        return not str(node.evaluated_value).startswith("cpu")
     if isinstance(node, cst.Integer):
         return True
-    if isinstance(node, cst.Call):
-        return ctx.qualname(node.func) == "torch.device" and not (
-            node.args and isinstance(node.args[0].value, cst.SimpleString)
-            and str(node.args[0].value.evaluated_value).startswith("cpu")
-        )
+    if names_cpu(ctx, node):
+        return False
+    if isinstance(node, (cst.SimpleString, cst.Call)):
+        return isinstance(node, cst.SimpleString) or ctx.qualname(node.func) == "torch.device"
     identifier = _last_identifier(node)
     return identifier is not None and (
         "device" in identifier.lower() or not _DEVICE_WORDS.isdisjoint(identifier.lower().split("_"))
     )
+
+
+def names_cpu(ctx, node: cst.BaseExpression) -> bool:
+    """Does ``node`` name the CPU: ``"cpu"``, ``torch.device("cpu")``, ``cpu_device``?"""
+    if isinstance(node, cst.SimpleString):
+        return str(node.evaluated_value).startswith("cpu")
+    if isinstance(node, cst.Call):
+        return ctx.qualname(node.func) == "torch.device" and bool(node.args) and names_cpu(ctx, node.args[0].value)
+    identifier = _last_identifier(node)
+    return identifier is not None and "cpu" in identifier.lower().split("_")
 
 
 @dataclass(frozen=True)

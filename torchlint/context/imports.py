@@ -118,6 +118,20 @@ class ImportTable:
         return any(t == prefix or t.startswith(prefix + ".") for t in self.names.values())
 
 
+def reexports(module: cst.Module, name: str) -> Dict[str, str]:
+    """What a package's ``__init__.py`` (module ``name``) re-exports from its own modules:
+    ``pkg.Loss`` -> ``pkg.losses.Loss`` for ``from .losses import Loss``."""
+    table = ImportTable(name)
+    for line in module.body:
+        if isinstance(line, cst.SimpleStatementLine):
+            for statement in line.body:
+                if isinstance(statement, cst.ImportFrom):
+                    table.add(statement)
+    top = name.split(".")[0]
+    return {f"{name}.{local}": target for local, target in table.names.items()
+            if target.startswith(f"{top}.") and target != f"{name}.{local}"}
+
+
 def module_name(path: str) -> str:
     """``pkg.sub.mod`` for ``.../pkg/sub/mod.py`` (packages are folders with ``__init__.py``);
     ``train`` for a script ``train.py`` outside any package; "" for what is not a ``.py`` file."""

@@ -165,8 +165,20 @@ def loader_classes(ctx) -> Dict[str, str]:
     return {
         f"{ctx.module_name}.{name}@class": LOADER_CLASS
         for name, cls in ctx.datasets.classes().items()
-        if any(loader_class(ctx, base.value) for base in cls.bases)
+        if _takes_workers(cls) and any(loader_class(ctx, base.value) for base in cls.bases)
     }
+
+
+def _takes_workers(cls: cst.ClassDef) -> bool:
+    """Can a call of the DataLoader subclass ``cls`` choose its workers (its ``__init__``, if it
+    has one, takes ``num_workers`` or ``**kwargs``)? One that fixes them is no loader to advise."""
+    init = next((statement for statement in cls.body.body
+                 if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__"), None)
+    if init is None:
+        return True
+    params = init.params
+    return isinstance(params.star_kwarg, cst.Param) or any(
+        param.name.value == "num_workers" for param in (*params.params, *params.kwonly_params))
 
 
 def loader_class(ctx, node: cst.BaseExpression, value_of: Optional[Callable] = None, depth: int = 0) -> bool:
@@ -180,7 +192,7 @@ def loader_class(ctx, node: cst.BaseExpression, value_of: Optional[Callable] = N
         return False
     cls = ctx.datasets.classes().get(node.value)
     if cls is not None:
-        return any(loader_class(ctx, base.value, value_of, depth + 1) for base in cls.bases)
+        return _takes_workers(cls) and any(loader_class(ctx, base.value, value_of, depth + 1) for base in cls.bases)
     imported = ctx.project_callee(node)
     if imported is not None:  # a subclass another module of the run defines
         return ctx.need(f"{imported}@class") == LOADER_CLASS

@@ -309,6 +309,21 @@ class HostSyncInHotPath(Rule):
     )
     invalid = (
         Invalid("""
+            import torch.nn.functional as F
+            from torch import nn
+
+            class Criterion(nn.Module):
+                def forward(self, logits, target, extra, reduce=True):
+                    loss = 0.0
+                    if self.weight > 0:
+                        loss += self.weight * F.cross_entropy(logits, target)
+                    total = 0.0
+                    total += F.mse_loss(extra, target)
+                    log = {"loss": loss.item() if reduce else loss}  # expect: TL201
+                    log["total"] = total.item()  # expect: TL201
+                    return loss, log
+        """),
+        Invalid("""
             import torch.nn as nn
             import torch.nn.functional as F
 
@@ -445,7 +460,8 @@ class HostSyncInHotPath(Rule):
         method = method_call(node, *HOST_READ_METHODS)
         if method is not None:
             kind = self.ctx.tensor_kind(method.value)
-            if kind is None and self._unpacked_tensor(method.value):
+            if kind is None and (self._unpacked_tensor(method.value) or method.attr.value == "item" and isinstance(
+                    method.value, cst.Name) and self.ctx.tensor_on_some_path(method.value.value)):
                 kind = TENSOR
             tensor_passed = self._parameter_read(method.value) if kind is None else None
             if (kind == TENSOR or tensor_passed is not None) and not (

@@ -23,7 +23,9 @@ class DataloaderWithoutWorkers(Rule):
     what = (
         "Finds `torch.utils.data.DataLoader(...)` (also monai's and PyG's subclasses) created without "
         "`num_workers` or with `num_workers=0`, under any import alias, reading `**loader_kwargs` "
-        "when that dict is built in the same function."
+        "when that dict is built in the same function. A subclass of the run (also re-exported by its "
+        "package) counts unless its `__init__` fixes the workers (takes neither `num_workers` nor "
+        "`**kwargs`)."
     )
     why = (
         "With no workers, every batch is read, decoded and augmented in the training process, "
@@ -56,6 +58,16 @@ class DataloaderWithoutWorkers(Rule):
         "`next(iter(loader))`), as demos that show one sample do."
     )
     valid = (
+        Valid("""
+            import torch
+            from torchvision.datasets import ImageFolder
+
+            class DataLoader(torch.utils.data.DataLoader):
+                def __init__(self, dataset, batch_size=1):
+                    super().__init__(dataset, batch_size=batch_size, num_workers=0, collate_fn=list)
+
+            loader = DataLoader(ImageFolder(root), batch_size=8)
+        """),
         Valid("""
             from torch.utils.data import DataLoader
             DataLoader(ds, batch_size=8, num_workers=4)

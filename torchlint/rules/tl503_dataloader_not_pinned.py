@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Tuple, Union
 
@@ -17,6 +19,45 @@ from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, is_name, keyword, literal_value, positional, target_names
 from torchlint.walker import descendants
+
+
+_READ_HERE = frozenset({"list", "tuple", "next", "iter", "first", "len", "enumerate", "tqdm", "zip", "isinstance"})
+_LOADER_NAME = re.compile(r"loader|_iter$|^iter$|batches", re.IGNORECASE)
+
+
+def _leaves(ctx, call: cst.Call) -> bool:
+    """Does the loader ``call`` builds leave the code that builds it: returned, kept on an
+    object or in a container, or passed on (not to ``list``/``next``/``first``, which read it
+    there), directly or through the name it is bound to? Never in test code."""
+    if ctx.is_test_module:
+        return False
+    parent = ctx.parent
+    if isinstance(parent, cst.Assign):
+        target = parent.targets[0].target if len(parent.targets) == 1 else None
+        if not isinstance(target, cst.Name):
+            return True  # kept on an object or in a container
+        scope = ctx.scope.function.node or ctx.module
+        return any(_passes_on(node, target.value) for node in descendants(scope))
+    if isinstance(parent, cst.Arg):
+        return _passes_on(ctx.ancestors[-2], None, call)
+    return isinstance(parent, (cst.Return, cst.Tuple, cst.Element, cst.DictElement))
+
+
+def _passes_on(node: cst.CSTNode, name: Optional[str], value: Optional[cst.BaseExpression] = None) -> bool:
+    """Does ``node`` hand on the loader (``name``, or the expression ``value``)?"""
+    def held(expression: Optional[cst.BaseExpression]) -> bool:
+        if isinstance(expression, cst.Tuple):
+            return any(held(element.value) for element in expression.elements)
+        return expression is value if value is not None else is_name(expression, name)
+    if isinstance(node, cst.Return):
+        return held(node.value)
+    if isinstance(node, cst.Assign):
+        return held(node.value) and not all(isinstance(target.target, cst.Name) for target in node.targets)
+    if isinstance(node, (cst.Dict, cst.List)):
+        return any(held(element.value) for element in node.elements)
+    if isinstance(node, cst.Call):
+        return dotted_name(node.func) not in _READ_HERE and any(held(arg.value) for arg in node.args)
+    return False
 
 
 def _true(node: Optional[cst.BaseExpression]) -> bool:
@@ -76,7 +117,14 @@ class DataloaderNotPinned(Rule):
         "`Lightning*` or `*DataModule` class, also through a base of the same file), or by a method "
         "such a hook returns (`return self._dataloader_factory(\"train\")`), counts as "
         "moved: the framework copies its batches to the device. Only in files that use CUDA or move "
-        "data to a device held in a variable (`x.to(device)`), Lightning hooks aside."
+        "data to a device held in a variable (`x.to(device)`), Lightning hooks aside. A loader that "
+        "leaves the file's sight (returned, kept on an object or in a container, passed on) and is "
+        "never iterated there is reported where the project moves loader batches to the device: this "
+        "file or another of its project (its top-level package, or a script's folder) has a loop "
+        "over a loader (or a name for one: `train_loader`, "
+        "`data_iter`) that moves its batches, or a Lightning module with a `training_step`; one "
+        "read where it is built (`list(loader)`, "
+        "`first(loader)`) is not."
     )
     why = (
         "A copy from ordinary (pageable) host memory goes through a staging buffer of the driver, "
@@ -175,6 +223,25 @@ class DataloaderNotPinned(Rule):
             for batch in loader:
                 extra = [t.cuda() for t in buffers]
                 model(batch, extra)
+        """),
+        Valid("""
+            from torch.utils.data import DataLoader
+
+            def timestamps(videos):
+                return list(DataLoader(VideoMeta(videos), batch_size=None, num_workers=4))
+
+            def train(net, train_loader):
+                for x in train_loader:
+                    net(x.cuda()).backward()
+        """),
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def load_data(ds):
+                return DataLoader(ds, batch_size=64, num_workers=4)
+
+            model.cuda()
         """),
     )
     invalid = (
@@ -478,6 +545,25 @@ class DataloaderNotPinned(Rule):
                 batch = {k: v.to('cuda', non_blocking=True) for k, v in batch.items()}
         """),
         Invalid("""
+            from torch.utils.data import DataLoader
+
+            def load_data(train_set, batch_size, workers):
+                return DataLoader(train_set, batch_size, shuffle=True, num_workers=workers)  # expect: TL503
+
+            def train(net, train_iter, device):
+                for X, y in train_iter:
+                    net(X.to(device), y.to(device)).backward()
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def load_data(train_set, batch_size, workers):
+                return DataLoader(train_set, batch_size, shuffle=True, num_workers=workers, pin_memory=True)
+
+            def train(net, train_iter, device):
+                for X, y in train_iter:
+                    net(X.to(device), y.to(device)).backward()
+        """),
+        Invalid("""
             import torch
             from torch.utils.data import DataLoader
             loader = DataLoader(ds, num_workers=4)  # expect: TL503
@@ -503,9 +589,15 @@ class DataloaderNotPinned(Rule):
         # moves of a parameter: (function, parameter) -> the moves, with their indentation
         self._parameter_moves: Dict[Tuple[Scope, str], List[Tuple[cst.Call, Tuple[str, ...]]]] = {}
         self._builds_loaders = "DataLoader" in ctx.text  # else nothing passed on can be one of its loaders
+        self._iterated: List[Ref] = []  # what the loops of the file walk
+        self._loader_calls: Dict[int, cst.Call] = {}  # id(DataLoader call) -> the call, for loaders that leave
 
     def visit_For(self, node: cst.For) -> None:
-        if not self.ctx.uses_cuda or self.ctx.is_test_module:
+        if self.ctx.is_test_module:
+            return
+        if not self.ctx.uses_cuda:
+            if self._builds_loaders:
+                self._iterated.append(self.ctx.loaders.ref(unwrap_iteration(self.ctx, node.iter)))
             return
         iterable, target = unwrap_iteration(self.ctx, node.iter), node.target
         zipped = positional(iterable) if isinstance(iterable, cst.Call) and is_name(iterable.func, "zip") else ()
@@ -522,6 +614,7 @@ class DataloaderNotPinned(Rule):
             ref = self.ctx.loaders.ref(iterable)
         if ref is not None:
             self._loops.append((node, frozenset(target_names(target)), ref))
+            self._iterated.append(ref)
 
     def leave_For(self, node: cst.For) -> None:
         if self._loops and self._loops[-1][0] is node:
@@ -585,6 +678,8 @@ class DataloaderNotPinned(Rule):
         if not dataloader_call(self.ctx, node):
             return
         pin = argument(self.ctx, node, "pin_memory", PIN_MEMORY_POSITION)
+        if _leaves(self.ctx, node):
+            self._loader_calls[id(node)] = node
         self._loaders[id(node)] = _Loader(pin, has_workers(self.ctx, node), self.ctx.indentation())
         if self._iterated_by_lightning(node) and not self.ctx.is_test_module:
             self._moves.append((("loader", node), None, ()))
@@ -669,6 +764,38 @@ class DataloaderNotPinned(Rule):
         self._tell_about_factories(loaders, moves)
         for key, loader in loaders.items():
             self._check(loader, self._loaders[key], moves[key])
+        self._check_escaped(loaders)
+
+    def _check_escaped(self, followed: Dict[int, cst.Call]) -> None:
+        """Unpinned loaders with workers that leave the file unwalked (returned, kept on an
+        object, passed on) go where the project moves loader batches to the device, if this
+        file or another of its project (package, or a script's folder) does so."""
+        moves_batches = any(self._walks_loader(ref) for ref, _, _ in self._moves) or any(
+            scope.kind == "class" and "training_step" in scope.methods and self._lightning(scope)
+            for scope in self.ctx.module_scope.methods.values()
+        )  # or Lightning trains here, and copies batches to the device itself
+        key = f"{self._project()}@loader-batches-moved"
+        if moves_batches:
+            self.ctx.offer(key, "moved")
+        iterated = {id(loader) for ref in self._iterated for loader in self.ctx.loaders.resolve(ref)}
+        escaped = [key for key in self._loader_calls
+                   if self._loaders[key].pin is None and self._loaders[key].workers
+                   and key not in followed and key not in iterated]
+        if escaped and (moves_batches or self.ctx.need(key) is not None):
+            for key in escaped:
+                self._check(self._loader_calls[key], self._loaders[key], [])
+
+    def _project(self) -> str:
+        """The project the file belongs to: its top-level package, or the folder of a script."""
+        name = self.ctx.module_name
+        if "." in name or self.ctx.path.endswith("__init__.py"):
+            return name.split(".")[0]
+        return os.path.dirname(os.path.abspath(self.ctx.path))
+
+    def _walks_loader(self, ref: Ref) -> bool:
+        """Is ``ref`` one of the file's DataLoaders, or a name for a loader (``train_loader``,
+        ``data_iter``)?"""
+        return bool(self.ctx.loaders.resolve(ref)) or isinstance(ref[-1], str) and bool(_LOADER_NAME.search(ref[-1]))
 
     def _moves_in_callees(self) -> List[Tuple[Ref, cst.Call, Tuple[str, ...]]]:
         """The moves that functions of this file make of the batches loops hand them."""

@@ -8,6 +8,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.context import NOT, TENSOR
+from torchlint.context.devices import names_cpu
 from torchlint.context.scopes import Scope, callee, is_training_step_call
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -103,6 +104,15 @@ class TimingWithoutSync(Rule):
         "so the GPU is not stalled) depends on what is being measured."
     )
     valid = (
+        Valid("""
+            import time, torch
+            cpu_device = torch.device("cpu")
+            model.cuda()
+            for images in loader:
+                start = time.time()
+                outputs = [{k: v.to(cpu_device) for k, v in t.items()} for t in model(images)]
+                model_time = time.time() - start
+        """),
         Valid("""
             import time, torch
             model.cuda()
@@ -428,6 +438,8 @@ class TimingWithoutSync(Rule):
         name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
         if name in _WAITING_METHODS or "sync" in str(name).lower():
             return True
+        if name == "to" and node.args and names_cpu(self.ctx, node.args[0].value):
+            return True  # x.to(cpu_device): a copy to the host waits for x
         return self.ctx.qualname(func) in _WAITING_BUILTINS
 
     def _gpu_work(self, node: cst.Call) -> bool:
