@@ -2,12 +2,16 @@
 
 import textwrap
 
+import libcst as cst
 import pytest
 
 from torchlint.config import Settings
 from torchlint.context.imports import module_name
 from torchlint.runner import CHECK, FIX, Options, run
 from torchlint.cache import Cache
+from torchlint.linter import lint_text
+from torchlint.rules.base import Rule
+from torchlint.walker import descendants
 
 HELPER = """
     import torch
@@ -315,3 +319,28 @@ def test_loaders_returned_by_functions_of_other_modules(tmp_path):
     assert found(paths, jobs=2) == found(paths)
     alone = [p for p in paths if p.endswith("train.py")]
     assert found(alone) == []
+
+
+class _AsksAhead(Rule):
+    """A rule that resolves every call of a function before the walk reaches it."""
+
+    code = "TL999"
+    triggers = ("def",)
+
+    def visit_FunctionDef(self, node):
+        for call in descendants(node):
+            if isinstance(call, cst.Call):
+                self.ctx.qualname(call.func)
+
+
+def test_a_name_a_rule_resolved_ahead_of_a_local_import_still_reaches_its_module():
+    text = textwrap.dedent("""
+        from torch import nn
+
+        class Decoder(nn.Module):
+            def forward(self, feats, targets):
+                from pkg.ops import denoising_group
+                return feats * denoising_group(targets)
+    """)
+    result = lint_text(text, "pkg/head.py", [_AsksAhead])
+    assert ("pkg.ops.denoising_group", "model") in result.project.hot_calls

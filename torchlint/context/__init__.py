@@ -626,10 +626,15 @@ class FileContext:
         self._current = self._bindings[self.scope.function]
 
     def visit_Import(self, node: cst.Import) -> None:
-        self.imports.add(node, self.scope is self.module_scope)
+        self._add_import(node)
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._add_import(node)
+
+    def _add_import(self, node: cst.CSTNode) -> None:
+        """An import changes what names further on refer to: forget what a rule asked ahead."""
         self.imports.add(node, self.scope is self.module_scope)
+        self._qualnames.clear()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = tuple(filter(None, (dotted_name(arg.value) for arg in node.bases)))

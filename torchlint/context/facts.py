@@ -390,7 +390,8 @@ def _direct_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
 
 def off_gpu_branch(test: cst.BaseExpression, value_of: Optional[Callable] = None) -> Optional[str]:
     """Which branch of ``if test:`` runs only for tensors off the GPU (``if x.is_cpu:``,
-    ``if x.device.type == "mps":``, the ``else`` of ``if x.is_cuda:``): "body", "orelse" or None.
+    ``if x.device.type == "mps":``, ``if mode == "cpu":``, the ``else`` of ``if x.is_cuda:``):
+    "body", "orelse" or None.
     With ``value_of``, a name holding such a test counts too (``is_mps = x.device.type == "mps"``)."""
     return only_branch(test, lambda part: _device_check(part, value_of))
 
@@ -408,8 +409,10 @@ def _device_check(test: cst.BaseExpression, value_of: Optional[Callable] = None)
     left, target = dotted_name(test.left) or "", test.comparisons[0]
     operator, right = target.operator, target.comparator
     devices = _device_names(right)
-    if devices is None or not (left.endswith(".device.type") or left.endswith(".device")):
+    if devices is None:
         return None
+    if not (left.endswith(".device.type") or left.endswith(".device")):  # `if mode == "cpu":`, a CPU mode
+        return "body" if isinstance(operator, (cst.Equal, cst.In)) and devices <= {"cpu", "mps"} and left else None
     if isinstance(operator, (cst.Equal, cst.In)):
         return "body" if "cuda" not in devices else "orelse" if devices == {"cuda"} else None
     if isinstance(operator, (cst.NotEqual, cst.NotIn)):
