@@ -9,13 +9,13 @@ code rather than to train.
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Iterable, Optional
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional
 
 import libcst as cst
 
 from torchlint.context.dataflow import MAX_TRAIL
 from torchlint.syntax import dotted_name
-from torchlint.walker import descendants
+from torchlint.walker import descendants, simple_statements
 
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
 # Calls that only convert what ``__getitem__`` indexed: no file read, decode or augmentation.
@@ -73,6 +73,22 @@ def _changes(root: cst.CSTNode, owners: FrozenSet[str]) -> bool:
     return False
 
 
+def _returned(function: cst.FunctionDef) -> List[cst.BaseExpression]:
+    """What ``function`` returns, a returned name followed to every value the function assigns it."""
+    assigned: Dict[str, List[cst.BaseExpression]] = {}
+    returned: List[cst.BaseExpression] = []
+    for line in simple_statements(function.body):
+        for small in line.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                assigned.setdefault(small.targets[0].target.value, []).append(small.value)
+            elif isinstance(small, cst.Return) and small.value is not None:
+                returned.append(small.value)
+    found: List[cst.BaseExpression] = []
+    for value in returned:
+        found.extend(assigned.get(value.value, [value]) if isinstance(value, cst.Name) else [value])
+    return found
+
+
 def _loops(root: cst.CSTNode) -> Iterable[cst.CSTNode]:
     stack = [root]
     while stack:
@@ -103,19 +119,39 @@ class DatasetFacts:
 
     def needs_no_workers(self, dataset: Optional[cst.BaseExpression]) -> bool:
         """In memory already (workers only add overhead) or iterable (workers would replay it)."""
-        dataset = self._resolve(dataset)
+        return self._needs_no_workers(self._resolve(dataset), self._ctx.qualname, 0)
+
+    def _needs_no_workers(self, dataset: Optional[cst.BaseExpression], qualname: Callable, depth: int) -> bool:
         if isinstance(dataset, (cst.List, cst.Tuple, cst.ListComp)):
             return True
         if not isinstance(dataset, cst.Call):
             return False
-        qualname = self._ctx.qualname(dataset.func) or ""
-        if qualname in _IN_MEMORY_CALLS or qualname.endswith("TensorDataset"):
+        name = qualname(dataset.func) or ""
+        if name in _IN_MEMORY_CALLS or name.endswith("TensorDataset"):
             return True
+        function = self._own_function(dataset.func)
+        if function is not None and depth < 2:  # built by a function of the file: what it returns
+            returned = _returned(function)
+            return bool(returned) and all(
+                self._needs_no_workers(value, self._ctx.qualname_ahead, depth + 1) for value in returned
+            )
         cls = self._class_of(dataset)
         if cls is not None:
             return self._iterable(cls) or self._indexes_memory(cls)
         key = self._ctx.project_callee(dataset.func)  # a dataset class of another module
         return key is not None and self._ctx.need(f"{key}@dataset") == NO_WORKERS
+
+    def _own_function(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+        """The function of this module (``build(...)``) or method of the class (``self.build(...)``)
+        ``func`` names, also one defined further down."""
+        if isinstance(func, cst.Name):
+            return next((node for node in self._ctx.module.body
+                         if isinstance(node, cst.FunctionDef) and node.name.value == func.value), None)
+        cls = self._ctx.scope.enclosing_class
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and cls is not None \
+                and isinstance(cls.node, cst.ClassDef):
+            return _method(cls.node, func.attr.value)
+        return None
 
     def offers(self) -> Dict[str, str]:
         """This module's dataset classes that workers cannot help, by the key other files ask for."""

@@ -128,7 +128,10 @@ class FunctionFacts:
         return facts
 
     def _call(self, node: cst.Call, qualname: Callable) -> None:
-        name = qualname(node.func) or ""
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value == "size":
+            self.members.setdefault(func.value.value, set()).add(CALLED_SIZE)  # numpy's `size` is no method
+        name = qualname(func) or ""
         if name == "builtins.isinstance" and node.args and isinstance(node.args[0].value, cst.Name):
             self.type_tested.add(node.args[0].value.value)
         elif name[6:] in _JOINS and name.startswith("torch.") and node.args and isinstance(node.args[0].value, cst.Name):
@@ -137,6 +140,9 @@ class FunctionFacts:
             for arg in node.args:
                 if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
                     self.torch_arguments.add(arg.value.value)
+
+
+CALLED_SIZE = "size()"  # the member `x.size(...)` records: a tensor's method, a number on a numpy array
 
 
 def host_library(name: Optional[str]) -> bool:

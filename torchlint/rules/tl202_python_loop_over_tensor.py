@@ -385,6 +385,20 @@ class PythonLoopOverTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            from torch import nn
+
+            class Vocoder(nn.Module):
+                def forward(self, wav, starts):
+                    return segment(wav, starts, 4)
+
+            def segment(x, starts, size):
+                segments = torch.zeros_like(x[:, :, :size])
+                for i in range(x.size(0)):  # expect: TL202
+                    segments[i] = x[i][:, starts[i]:starts[i] + size]
+                return segments
+        """),
+        Invalid("""
+            import torch
             from itertools import groupby
             class GreedyCTC(nn.Module):
                 def forward(self, enc_out):

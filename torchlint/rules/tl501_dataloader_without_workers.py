@@ -25,7 +25,9 @@ class DataloaderWithoutWorkers(Rule):
         "`num_workers` or with `num_workers=0`, under any import alias, reading `**loader_kwargs` "
         "when that dict is built in the same function. A subclass of the run (also re-exported by its "
         "package) counts unless its `__init__` fixes the workers (takes neither `num_workers` nor "
-        "`**kwargs`)."
+        "`**kwargs`). A dataset in memory (a list, `range`, `TensorDataset`, a class whose "
+        "`__getitem__` only indexes what `__init__` stored, also one that a function or method of the "
+        "file builds and returns) or an `IterableDataset` is not reported: workers cannot help it."
     )
     why = (
         "With no workers, every batch is read, decoded and augmented in the training process, "
@@ -58,6 +60,14 @@ class DataloaderWithoutWorkers(Rule):
         "`next(iter(loader))`), as demos that show one sample do."
     )
     valid = (
+        Valid("""
+            from torch.utils.data import DataLoader
+            from torchvision.datasets import ImageFolder
+
+            if __name__ == "__main__":
+                images, labels = next(iter(DataLoader(ImageFolder("data"), batch_size=16)))
+                print(images.shape)
+        """),
         Valid("""
             import torch
             from torchvision.datasets import ImageFolder
@@ -148,6 +158,24 @@ class DataloaderWithoutWorkers(Rule):
     )
     invalid = (
         Invalid("""
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+            from torchvision.datasets import ImageFolder
+
+            class Model:
+                def train_model(self, examples, root):
+                    features = DataLoader(self.load_and_cache_examples(examples), batch_size=8, shuffle=True)
+                    images = DataLoader(self.images(root), batch_size=8)  # expect: TL501
+                    return features, images
+
+                def load_and_cache_examples(self, examples):
+                    dataset = TensorDataset(torch.tensor([convert(example) for example in examples]))
+                    return dataset
+
+                def images(self, root):
+                    return ImageFolder(root)
+        """),
+        Invalid("""
             from torch.utils.data import DataLoader
             loader = DataLoader(ds, batch_size=8)  # expect: TL501
         """),
@@ -197,10 +225,14 @@ class DataloaderWithoutWorkers(Rule):
                 self.report(node)
 
     def _first_batch_only(self) -> bool:
-        """Is the loader read for its first batch only? It is assigned to a name whose every use
-        in the function is a ``for`` over it that ends in ``break`` (a demo that shows one
-        batch), or ``next(iter(name))``."""
+        """Is the loader read for its first batch only? It is ``next(iter(DataLoader(...)))``, or
+        assigned to a name whose every use in the function is a ``for`` over it that ends in
+        ``break`` (a demo that shows one batch), or ``next(iter(name))``."""
         assign = self.ctx.parent
+        if isinstance(assign, cst.Arg) and len(self.ctx.ancestors) > 3:  # next(iter(DataLoader(...)))
+            outer, inner = self.ctx.ancestors[-4], self.ctx.ancestors[-2]
+            return all(isinstance(call, cst.Call) and is_name(call.func, name) and len(call.args) == 1
+                       for call, name in ((inner, "iter"), (outer, "next")))
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 \
                 or not isinstance(assign.targets[0].target, cst.Name):
             return False
