@@ -344,3 +344,38 @@ def test_a_name_a_rule_resolved_ahead_of_a_local_import_still_reaches_its_module
     """)
     result = lint_text(text, "pkg/head.py", [_AsksAhead])
     assert ("pkg.ops.denoising_group", "model") in result.project.hot_calls
+
+
+METRIC = """
+    import torch
+
+    class CategoricalAccuracy:
+        def __call__(self, predictions: torch.Tensor, gold: torch.Tensor):
+            self.correct += (predictions.argmax(-1) == gold).sum().item()
+"""
+CLASSIFIER = """
+    from torch import nn
+
+    from pkg.metrics import CategoricalAccuracy
+
+
+    class Classifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.accuracy = CategoricalAccuracy()
+
+        def forward(self, x, label):
+            logits = self.linear(x)
+            {call}
+            return logits
+"""
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("self.accuracy(logits, label)", [("metrics.py", 6, "TL201")]),
+    ("if not self.training: self.accuracy(logits, label)", []),  # statistics of evaluation only
+])
+def test_an_object_the_model_holds_is_called_per_forward(tmp_path, call, expected):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/metrics.py": METRIC,
+                             "pkg/model.py": CLASSIFIER.format(call=call)})
+    assert found(paths) == expected

@@ -17,8 +17,9 @@ from torchlint.context.calls import CallSites
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
-    CALLED_SIZE, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, export_only_branch,
-    guards_right, host_consumed, host_library, off_gpu_branch, once_only_branch, takes_step, warning_branch, warning_call,
+    CALLED_SIZE, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, evaluation_only_branch,
+    export_only_branch, guards_right, host_consumed, host_library, off_gpu_branch, once_only_branch, takes_step,
+    warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -518,7 +519,8 @@ class FileContext:
         if "." not in local:
             return [f"{self.module_name}.{local}"]
         qualified = (self.imports.resolve(base) for base in function.parent.bases)
-        return [f"{base}.{function.name}" for base in qualified if base is not None and not base.startswith(_NOT_PROJECT)]
+        inherited = [f"{base}.{function.name}" for base in qualified if base is not None and not base.startswith(_NOT_PROJECT)]
+        return [f"{self.module_name}.{local}"] * (function.name == "__call__") + inherited
 
     def _self_calls(self, scope: Scope) -> List[str]:
         """``self.method(...)`` calls from a method of a module-level class, as the qualified
@@ -770,6 +772,8 @@ class FileContext:
             scope.steps = True
         if scope.kind == "class":
             return
+        if self._validates_with_object(func):
+            return  # `if not self.training: self.error_calculator(...)`: statistics of evaluation
         if isinstance(func, cst.Name) or (
             isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
         ):
@@ -777,6 +781,17 @@ class FileContext:
         target = self.project_callee(func)
         if target is not None:
             scope.imported.add(target)
+        elif isinstance(func, cst.Attribute) and is_name(func.value, "self") and scope.enclosing_class is not None:
+            scope.imported.update(scope.enclosing_class.held_imported.get(func.attr.value, ()))
+
+    def _validates_with_object(self, func: cst.BaseExpression) -> bool:
+        """Is ``func`` an object the class holds (``self.accuracy = Accuracy()``), called in a
+        branch that runs only in evaluation mode?"""
+        cls = self.scope.enclosing_class
+        return (
+            isinstance(func, cst.Attribute) and is_name(func.value, "self") and cls is not None
+            and func.attr.value in cls.held_objects and self._in_branch(evaluation_only_branch)
+        )
 
     def leave_Assign(self, node: cst.Assign) -> None:
         kind = self._bound_kinds.kind(node.value)
@@ -787,15 +802,24 @@ class FileContext:
                 self._note_held(target.target, node.value)
 
     def _note_held(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
-        """``self.criterion = cross_entropy`` (or ``a if c else b``): names a class stores in an
-        attribute, for calls of ``self.criterion(...)`` (``scopes.settle_helpers``)."""
+        """``self.criterion = cross_entropy`` (or ``a if c else b``), ``self.accuracy =
+        Accuracy()``: the functions, and the objects of the file's classes, a class stores in an
+        attribute, for calls of ``self.criterion(...)`` (``scopes.settle_helpers``); an object of
+        another module's class is called by its ``__call__`` there (``held_imported``)."""
         if not is_name(target.value, "self"):
             return
         values = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
         names = [value.value for value in values if isinstance(value, cst.Name)]
-        cls = self.scope.enclosing_class if names else None
-        if cls is not None:
-            cls.held.setdefault(target.attr.value, []).extend(names)
+        built = [value.func for value in values if isinstance(value, cst.Call) and isinstance(value.func, cst.Name)]
+        cls = self.scope.enclosing_class if names or built else None
+        if cls is None:
+            return
+        attr = target.attr.value
+        cls.held.setdefault(attr, []).extend(names + [func.value for func in built])
+        imported = [self.project_callee(func) for func in built]
+        cls.held_imported.setdefault(attr, []).extend(f"{name}.__call__" for name in imported if name is not None)
+        if built:
+            cls.held_objects.add(attr)
 
     def _note_write(self, target: cst.BaseExpression, kind: Optional[str]) -> None:
         """``t[i] = value``: ``t`` is being filled on the host (unless the value is a device tensor)."""

@@ -337,6 +337,12 @@ def guards_right(operation: cst.BooleanOperation, only_branch: Callable[[cst.Bas
     return only_branch(operation.left) == needed
 
 
+def evaluation_only_branch(test: cst.BaseExpression) -> Optional[str]:
+    """Which branch of ``if test:`` runs only in evaluation mode: the ``else`` of ``if
+    self.training:`` (also ``if self.training or x is None:``), the body of ``if not self.training:``."""
+    return only_branch(test, lambda part: "orelse" if dotted_name(part) == "self.training" else None)
+
+
 def export_only_branch(test: cst.BaseExpression) -> Optional[str]:
     """Which branch of ``if test:`` runs only while exporting, tracing or scripting:
     "body", "orelse" (for ``if not torch.jit.is_scripting():``) or None."""

@@ -55,6 +55,8 @@ class Scope:
     cold: bool = False  # evaluation over a dataset: never hot, whatever calls it
     steps: bool = False  # a function that takes an optimisation step (`.backward()` outside loops)
     held: Dict[str, List[str]] = field(default_factory=dict)  # class scopes: attribute -> names stored in it
+    held_imported: Dict[str, List[str]] = field(default_factory=dict)  # attribute -> `__call__` of another module
+    held_objects: Set[str] = field(default_factory=set)  # attributes holding an object the class built
 
     @property
     def function(self) -> "Scope":
@@ -179,12 +181,14 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope]) -> None:
 
 def _held_functions(caller: Scope, module_scope: Scope, name: str) -> List[Scope]:
     """The module's functions a ``self.<attr>(...)`` call may run when the class stores them in
-    that attribute (``self.criterion = cross_entropy``, in any branch of ``__init__``)."""
+    that attribute (``self.criterion = cross_entropy``, in any branch of ``__init__``), or the
+    ``__call__`` of the module's class whose object it stores (``self.accuracy = Accuracy()``)."""
     owner, _, attr = name.partition(".")
     cls = caller.enclosing_class
     if owner != "self" or not attr or cls is None:
         return []
-    functions = [module_scope.methods.get(stored) for stored in cls.held.get(attr, ())]
+    held = [module_scope.methods.get(stored) for stored in cls.held.get(attr, ())]
+    functions = [scope.methods.get("__call__") if scope is not None and scope.kind == "class" else scope for scope in held]
     return [function for function in functions if function is not None and function.kind == "function"]
 
 
