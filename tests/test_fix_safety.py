@@ -115,3 +115,28 @@ def test_file_changed_during_the_run_is_not_overwritten(tmp_path, monkeypatch):
     assert outcome.fixed == 0
     assert outcome.errors == [f"{path}: changed on disk while torchlint ran; not fixed"]
     assert path.read_text() == edited
+
+
+def test_fix_in_one_file_reaches_the_files_it_informs(tmp_path, run_cli):
+    """Pinning train.py's loader lets engine.py's move of its batches stop blocking, in the
+    same run: news a fix changes replaces what the other file was told before."""
+    (tmp_path / "engine.py").write_text(
+        "def train_one_epoch(model, optimizer, data_loader, device):\n"
+        "    for images, targets in data_loader:\n"
+        "        images = images.to(device)\n"
+        "        model(images, targets).backward()\n"
+        "        optimizer.step()\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\n"
+        "from torch.utils.data import DataLoader\n"
+        "from engine import train_one_epoch\n\n"
+        "def main(dataset, model, optimizer, epochs):\n"
+        "    loader = DataLoader(dataset, batch_size=32, num_workers=4, persistent_workers=True)\n"
+        "    for _ in range(epochs):\n"
+        "        train_one_epoch(model, optimizer, loader, torch.device('cuda'))\n"
+    )
+    assert "Fixed 2 findings" in run_cli("--fix", "--unsafe-fixes", "--no-cache", ".").stdout
+    assert "pin_memory=True" in (tmp_path / "train.py").read_text()
+    assert "images.to(device, non_blocking=True)" in (tmp_path / "engine.py").read_text()
+    assert "Fixed" not in run_cli("--fix", "--unsafe-fixes", "--no-cache", ".").stdout

@@ -205,10 +205,11 @@ def _relint_reached(outcomes: List[FileOutcome], settings: Settings, options: Op
     """Lint again the files the others have news for (``torchlint.project``: functions hot
     code calls, facts their rules asked for), until no file has more (what a file learns may
     be news for another: a loader class, then the factory returning it, then its caller); a
-    second fixing pass adds to the first's count."""
+    second fixing pass adds to the first's count. Newer news wins over older: a fix may change
+    what a file offers (a loader pinned by one file's fix lets another's moves not block)."""
     given = [Elsewhere()] * len(outcomes)  # what each file was last linted with
     for _ in range(MAX_ROUNDS):
-        news = [given[index] | elsewhere for index, elsewhere in enumerate(resolve([o.project for o in outcomes]))]
+        news = [elsewhere | given[index] for index, elsewhere in enumerate(resolve([o.project for o in outcomes]))]
         todo = [(index, elsewhere) for index, elsewhere in enumerate(news) if elsewhere != given[index]]
         if not todo:
             return

@@ -3,9 +3,11 @@ dotted names, literal values, assignment targets."""
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import FrozenSet, Iterator, List, Optional, Sequence
 
 import libcst as cst
+
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
@@ -68,6 +70,17 @@ def target_names(target: cst.BaseExpression) -> Iterator[str]:
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             yield from target_names(element.value)
+
+
+def comprehension_targets(ancestors: Sequence[cst.CSTNode]) -> FrozenSet[str]:
+    """The names the comprehensions among ``ancestors`` bind (``t`` in ``[t[:, i] for t in ts]``)."""
+    names = set()
+    for node in ancestors:
+        for_in = node.for_in if isinstance(node, COMPREHENSIONS) else None
+        while for_in is not None:
+            names.update(target_names(for_in.target))
+            for_in = for_in.inner_for_in
+    return frozenset(names)
 
 
 def assigned_name(holder: Optional[cst.CSTNode], value: cst.CSTNode) -> Optional[str]:

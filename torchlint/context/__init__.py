@@ -31,7 +31,7 @@ from torchlint.context.tensors import (
     dimension_index, dimension_source, parameter_kind, shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
-from torchlint.syntax import dotted_name, is_name
+from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name
 
 if TYPE_CHECKING:
     from torchlint.rules.base import Finding
@@ -344,7 +344,7 @@ class FileContext:
         return False
 
     def in_comprehension(self) -> bool:
-        return self.inside(cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+        return self.inside(*COMPREHENSIONS)
 
     def written_into(self, name: str) -> bool:
         """Has ``name`` been filled element by element with host values since it was bound
@@ -480,9 +480,9 @@ class FileContext:
         self._offers[key] = value
 
     def need(self, key: str) -> Optional[str]:
-        """What another file of the run offered for ``key``, asking for it if nothing yet."""
-        if key not in self.elsewhere.known:
-            self._needs[key] = None
+        """What another file of the run offered for ``key``; asked for again even when known,
+        since a fix in the other file may change the answer."""
+        self._needs[key] = None
         return self.elsewhere.known.get(key)
 
     def project_callee(self, func: cst.BaseExpression) -> Optional[str]:

@@ -22,7 +22,7 @@ from torchlint.context.scopes import in_model_code
 from torchlint.context.tensors import HOST, IDENTITY_OPS
 from torchlint.rewrite import Replacement, attribute, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name, method_call
+from torchlint.syntax import assigned_name, comprehension_targets, method_call
 
 
 # Uses of a host tensor that show it is meant for the host, or moved (TL101's case).
@@ -424,6 +424,14 @@ class FactoryMeetsDeviceTensor(Rule):
         Invalid("""
             import torch
             class M(nn.Module):
+                def forward(self, features, targets):
+                    size = min([t.size(1) for t in targets])
+                    index = torch.arange(size).float() * self.ratio  # expect: TL102
+                    return [t[:, index.long()] for t in targets]
+        """),  # no fix: the `t` that meets it is the comprehension's own, unbound where the factory runs
+        Invalid("""
+            import torch
+            class M(nn.Module):
                 def forward(self, x):
                     mask = torch.ones(x.shape[0])  # expect: TL102
                     return x * mask
@@ -563,8 +571,8 @@ class FactoryMeetsDeviceTensor(Rule):
         flow = _follow(
             node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname, self._copied_anyway, stored[4]
         )
-        if flow.meets is not None:
-            self._flag(stored[0], flow.meets, stored[2], stored[3])
+        if flow.meets is not None:  # a comprehension's own names do not exist where the factory runs
+            self._flag(stored[0], flow.meets, stored[2], stored[3] - comprehension_targets(self.ctx.ancestors))
 
     def _copied_anyway(self, index: cst.BaseExpression) -> bool:
         """A host index of data the host built (``torch.tensor(frame_ids)``): it crosses to the

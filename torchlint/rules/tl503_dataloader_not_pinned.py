@@ -17,7 +17,7 @@ from torchlint.context.loaders import (
 from torchlint.context.scopes import Scope, callee
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, is_name, keyword, literal_value, positional, target_names
+from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, keyword, literal_value, positional, target_names
 from torchlint.walker import descendants
 
 
@@ -73,7 +73,7 @@ def _batch_of_element(ancestors, name: str) -> Optional[str]:
     """The batch ``b`` whose elements ``name`` walks in an enclosing comprehension:
     ``{k: v.to(device) for k, v in b.items()}``, ``tuple(t.cuda() for t in b)``."""
     for node in reversed(ancestors):
-        if not isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        if not isinstance(node, COMPREHENSIONS):
             continue
         comp = node.for_in
         if name not in set(target_names(comp.target)):
