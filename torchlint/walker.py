@@ -140,6 +140,18 @@ def simple_statements(root: cst.CSTNode, enter_functions: bool = False) -> Itera
             yield from simple_statements(child, enter_functions)
 
 
+def returned_values(function: cst.FunctionDef) -> List[cst.BaseExpression]:
+    """What ``function``'s own ``return`` statements give, a returned tuple's elements each."""
+    values: List[cst.BaseExpression] = []
+    for line in simple_statements(function.body):
+        for small in line.body:
+            if isinstance(small, cst.Return) and isinstance(small.value, cst.Tuple):
+                values.extend(element.value for element in small.value.elements)
+            elif isinstance(small, cst.Return) and small.value is not None:
+                values.append(small.value)
+    return values
+
+
 Handler = Callable[[cst.CSTNode], None]
 
 

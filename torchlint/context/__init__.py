@@ -9,6 +9,7 @@ re-deriving the answers. Names resolve through enclosing functions to the module
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -24,7 +25,7 @@ from torchlint.context.facts import (
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
 from torchlint.context.scopes import (
-    MODEL, STEP, Scope, function_hotness, is_training_step_call, settle_helpers,
+    MODEL, STEP, Scope, function_hotness, is_training_step_call, method_def, settle_helpers,
 )
 from torchlint.context.tensors import (
     BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference,
@@ -185,6 +186,14 @@ class FileContext:
         if self._uses_cuda is None:
             self._uses_cuda = uses_cuda(self.text)
         return self._uses_cuda
+
+    @property
+    def project(self) -> str:
+        """The project the file belongs to, for facts shared across it: its top-level package,
+        or the folder of a script."""
+        if "." in self.module_name or self.path.endswith("__init__.py"):
+            return self.module_name.split(".")[0]
+        return os.path.dirname(os.path.abspath(self.path))
 
     @property
     def is_test_module(self) -> bool:
@@ -392,16 +401,12 @@ class FileContext:
         """The function of this file a call of ``func`` runs (``helper(...)``, ``self.helper(...)``),
         found in the module or class body, so also when it is defined further down."""
         if isinstance(func, cst.Name):
-            holder: Optional[cst.CSTNode] = self.module
-        elif isinstance(func, cst.Attribute) and is_name(func.value, "self") and self.scope.enclosing_class:
-            holder, func = self.scope.enclosing_class.node.body, func.attr
-        else:
-            return None
-        return next(
-            (statement for statement in holder.body
-             if isinstance(statement, cst.FunctionDef) and statement.name.value == func.value),
-            None,
-        )
+            return next((statement for statement in self.module.body
+                         if isinstance(statement, cst.FunctionDef) and statement.name.value == func.value), None)
+        cls = self.scope.enclosing_class
+        if isinstance(func, cst.Attribute) and is_name(func.value, "self") and cls is not None:
+            return method_def(cls.node, func.attr.value)
+        return None
 
     def host_library_call(self, node: cst.Call) -> bool:
         """Is ``node`` a call of numpy, scipy, OpenCV and the like, which take host arrays only?"""

@@ -160,7 +160,7 @@ def _order(call: cst.Call, wanted: str) -> bool:
 def _returned_layout(ctx, call: cst.Call, depth: int) -> Optional[str]:
     """The layout a call of one of the file's own functions (``to_chw(img)``, ``self._load(i)``)
     returns, judged from its ``return`` statements."""
-    function = _defined_function(ctx, call.func)
+    function = ctx.function_here(call.func)
     if function is None:
         return None
     values = _local_values(function)
@@ -170,21 +170,6 @@ def _returned_layout(ctx, call: cst.Call, depth: int) -> Optional[str]:
         if ret.value is not None
     }
     return REVERSED if REVERSED in layouts else PERMUTED if PERMUTED in layouts else None
-
-
-def _defined_function(ctx, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
-    """The module-level function, or method of the enclosing class, that ``func`` names."""
-    if isinstance(func, cst.Name):
-        body = ctx.module.body
-        name = func.value
-    elif isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
-        cls = next((node for node in reversed(ctx.ancestors) if isinstance(node, cst.ClassDef)), None)
-        if cls is None:
-            return None
-        body, name = cls.body.body, func.attr.value
-    else:
-        return None
-    return next((node for node in body if isinstance(node, cst.FunctionDef) and node.name.value == name), None)
 
 
 def _local_values(function: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:

@@ -14,8 +14,9 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional
 import libcst as cst
 
 from torchlint.context.dataflow import MAX_TRAIL
+from torchlint.context.scopes import method_def
 from torchlint.syntax import dotted_name
-from torchlint.walker import descendants, simple_statements
+from torchlint.walker import descendants, returned_values, simple_statements
 
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
 # Calls that only convert what ``__getitem__`` indexed: no file read, decode or augmentation.
@@ -47,17 +48,10 @@ def is_test_module(module: cst.Module, imports, path: str = "") -> bool:
         if isinstance(node, cst.ClassDef):
             if any((dotted_name(base.value) or "").endswith("TestCase") for base in node.bases):
                 return True
-            tests = tests or (node.name.value.startswith("Test") and _method(node, "__init__") is None)
+            tests = tests or (node.name.value.startswith("Test") and method_def(node, "__init__") is None)
         elif isinstance(node, cst.FunctionDef):
             tests = tests or node.name.value.startswith("test_")
     return tests and (bool(_TEST_FILE.search(path)) or imports.imports("pytest"))
-
-
-def _method(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
-    for statement in cls.body.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == name:
-            return statement
-    return None
 
 
 def _changes(root: cst.CSTNode, owners: FrozenSet[str]) -> bool:
@@ -76,15 +70,12 @@ def _changes(root: cst.CSTNode, owners: FrozenSet[str]) -> bool:
 def _returned(function: cst.FunctionDef) -> List[cst.BaseExpression]:
     """What ``function`` returns, a returned name followed to every value the function assigns it."""
     assigned: Dict[str, List[cst.BaseExpression]] = {}
-    returned: List[cst.BaseExpression] = []
     for line in simple_statements(function.body):
         for small in line.body:
             if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
                 assigned.setdefault(small.targets[0].target.value, []).append(small.value)
-            elif isinstance(small, cst.Return) and small.value is not None:
-                returned.append(small.value)
     found: List[cst.BaseExpression] = []
-    for value in returned:
+    for value in returned_values(function):
         found.extend(assigned.get(value.value, [value]) if isinstance(value, cst.Name) else [value])
     return found
 
@@ -129,7 +120,7 @@ class DatasetFacts:
         name = qualname(dataset.func) or ""
         if name in _IN_MEMORY_CALLS or name.endswith("TensorDataset"):
             return True
-        function = self._own_function(dataset.func)
+        function = self._ctx.function_here(dataset.func)
         if function is not None and depth < 2:  # built by a function of the file: what it returns
             returned = _returned(function)
             return bool(returned) and all(
@@ -140,18 +131,6 @@ class DatasetFacts:
             return self._iterable(cls) or self._indexes_memory(cls)
         key = self._ctx.project_callee(dataset.func)  # a dataset class of another module
         return key is not None and self._ctx.need(f"{key}@dataset") == NO_WORKERS
-
-    def _own_function(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
-        """The function of this module (``build(...)``) or method of the class (``self.build(...)``)
-        ``func`` names, also one defined further down."""
-        if isinstance(func, cst.Name):
-            return next((node for node in self._ctx.module.body
-                         if isinstance(node, cst.FunctionDef) and node.name.value == func.value), None)
-        cls = self._ctx.scope.enclosing_class
-        if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and cls is not None \
-                and isinstance(cls.node, cst.ClassDef):
-            return _method(cls.node, func.attr.value)
-        return None
 
     def offers(self) -> Dict[str, str]:
         """This module's dataset classes that workers cannot help, by the key other files ask for."""
@@ -207,7 +186,7 @@ class DatasetFacts:
     def _indexes_memory(self, cls: cst.ClassDef) -> bool:
         """``__getitem__`` only indexes what ``__init__`` stored, at most converting it
         (``torch.from_numpy(self.x[i]).float()``)."""
-        getitem = _method(cls, "__getitem__")
+        getitem = method_def(cls, "__getitem__")
         return getitem is not None and all(
             self._converts(node) for node in descendants(getitem.body) if isinstance(node, cst.Call)
         )

@@ -18,8 +18,9 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.context.calls import CallSites, is_parameter
+from torchlint.context.scopes import method_def
 from torchlint.syntax import dotted_name, literal_value, positional
-from torchlint.walker import descendants, simple_statements
+from torchlint.walker import descendants, returned_values, simple_statements
 
 DATALOADER = "torch.utils.data.DataLoader"
 LOADER_CLASS = "DataLoader"  # what a module offers the run for its DataLoader subclasses
@@ -31,7 +32,8 @@ SHUFFLE_POSITION = 2
 EPOCH_HOOKS = frozenset({"train_dataloader", "val_dataloader"})  # Lightning iterates their loaders every epoch
 _ITERATION_WRAPPERS = frozenset({"builtins.enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "rich.progress.track"})
 _MAX_DEPTH = 8  # references followed through at most this many hops
-_BATCH_SOURCES = re.compile(r"loader|dataset|batch", re.IGNORECASE)  # what a per-batch loop walks
+LOADER_NAME = re.compile(r"loader|_iter$|^iter$|batches", re.IGNORECASE)  # train_loader, data_iter
+_BATCH_SOURCES = re.compile(r"dataset|batch", re.IGNORECASE)  # with loaders, what a per-batch loop walks
 _EPOCHS = re.compile(r"epoch", re.IGNORECASE)
 
 Ref = Tuple  # ("loader", call) | ("param", function, name) | ("global", name) | ("attribute", class, name)
@@ -172,8 +174,7 @@ def loader_classes(ctx) -> Dict[str, str]:
 def _takes_workers(cls: cst.ClassDef) -> bool:
     """Can a call of the DataLoader subclass ``cls`` choose its workers (its ``__init__``, if it
     has one, takes ``num_workers`` or ``**kwargs``)? One that fixes them is no loader to advise."""
-    init = next((statement for statement in cls.body.body
-                 if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__"), None)
+    init = method_def(cls, "__init__")
     if init is None:
         return True
     params = init.params
@@ -237,13 +238,44 @@ def unwrap_iteration(ctx, iterable: cst.BaseExpression) -> Optional[cst.BaseExpr
     return iterable
 
 
+def returned_by_epoch_hook(ctx, node: cst.Call) -> bool:
+    """Is ``node`` (a DataLoader call) returned by a ``train_dataloader``/``val_dataloader``
+    method, or by a method such a hook of its class returns the result of? Lightning iterates
+    it every epoch and moves its batches to the device. The hook's name is the evidence: its
+    class often has its Lightning base in another file (pyannote's tasks)."""
+    function = ctx.scope.function
+    cls = function.enclosing_class
+    if not isinstance(ctx.parent, cst.Return) or cls is None:
+        return False
+    if function.name in EPOCH_HOOKS:
+        return True
+    return any(  # train_dataloader(self): return self._dataloader_factory("train")
+        isinstance(node, cst.Return) and isinstance(node.value, cst.Call)
+        and dotted_name(node.value.func) == f"self.{function.name}"
+        for hook in cls.node.body.body
+        if isinstance(hook, cst.FunctionDef) and hook.name.value in EPOCH_HOOKS for node in descendants(hook)
+    )
+
+
+def lightning_class(ctx, cls, depth: int = 0) -> bool:
+    """Is the class scope ``cls`` a Lightning module or data module (``LightningDataModule``, a
+    ``*DataModule`` base), also through a base class of this file?"""
+    for base in cls.bases:
+        if "Lightning" in base or base.endswith("DataModule"):
+            return True
+        parent = ctx.module_scope.methods.get(base)
+        if parent is not None and parent.kind == "class" and depth < 4 and lightning_class(ctx, parent, depth + 1):
+            return True
+    return False
+
+
 def walks_batches(loop: cst.For) -> bool:
     """Is ``loop`` named as one over batches or items (``for x in train_loader``, ``for b in
     batches``, ``for i in range(len(dataset))``), not over epochs (``for epoch in range(n)``)?"""
     walked = [name.value for name in descendants(loop.iter) if isinstance(name, cst.Name)]
     if any(_EPOCHS.search(name) for name in walked + [dotted_name(loop.target) or ""]):
         return False
-    return any(_BATCH_SOURCES.search(name) for name in walked)
+    return any(LOADER_NAME.search(name) or _BATCH_SOURCES.search(name) for name in walked)
 
 
 class LoaderSources:
@@ -332,7 +364,7 @@ class LoaderSources:
             function = _function(ctx.module_scope if ref[1] is None else ref[1], ref[2])
             if function is None:
                 return []
-            return [self._value_ref(function, value) for value in _returned_values(function)]
+            return [self._value_ref(function, value) for value in returned_values(function.node)]
         return []
 
     def _value_ref(self, scope, value: Optional[cst.BaseExpression], depth: int = 0) -> Optional[Ref]:
@@ -359,18 +391,6 @@ class LoaderSources:
 def _function(owner, name: str):
     target = owner.methods.get(name) if owner is not None else None
     return target if target is not None and target.kind == "function" else None
-
-
-def _returned_values(function) -> List[cst.BaseExpression]:
-    """What ``function``'s ``return`` statements give, a returned tuple's elements each."""
-    values = []
-    for line in simple_statements(function.node.body):
-        for small in line.body:
-            if isinstance(small, cst.Return) and isinstance(small.value, cst.Tuple):
-                values.extend(element.value for element in small.value.elements)
-            elif isinstance(small, cst.Return) and small.value is not None:
-                values.append(small.value)
-    return values
 
 
 def _attribute_values(cls) -> Dict[str, List[Tuple[object, cst.BaseExpression]]]:

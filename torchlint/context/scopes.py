@@ -210,6 +210,11 @@ def constructing(function: Scope) -> bool:
     return callers == {"__init__"}
 
 
+def method_def(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+    """The method ``name`` that class ``cls`` defines in its body."""
+    return next((node for node in cls.body.body if isinstance(node, cst.FunctionDef) and node.name.value == name), None)
+
+
 def callee(caller: Scope, module_scope: Scope, name: str) -> Optional[Scope]:
     """The function a call of ``name`` (``helper`` or ``self.helper``) from ``caller`` runs."""
     owner_name, _, attr = name.partition(".")

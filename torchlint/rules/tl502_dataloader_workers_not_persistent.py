@@ -7,8 +7,8 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.context.loaders import (
-    DATALOADER, DATASET_POSITION, EPOCH_HOOKS, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument,
-    dataloader_call, spread_changed, unwrap_iteration,
+    DATALOADER, DATASET_POSITION, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
+    returned_by_epoch_hook, spread_changed, unwrap_iteration,
 )
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -301,7 +301,7 @@ class DataloaderWorkersNotPersistent(Rule):
         if self.ctx.datasets.changed_between_epochs(dataset, loader_name):
             return  # persistent workers would keep a stale copy of a dataset changed between epochs
         self._reportable[id(node)] = fix
-        if isinstance(parent, cst.Return) and self.ctx.scope.function.name in EPOCH_HOOKS:
+        if returned_by_epoch_hook(self.ctx, node):
             self.report(node, replacements=fix)  # Lightning iterates it again every epoch
         elif self_held:
             self.report(node, replacements=fix)  # kept on the object to be iterated again

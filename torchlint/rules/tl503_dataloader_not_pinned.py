@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, List, Optional, Tuple, Union
 
@@ -12,7 +10,8 @@ import libcst as cst
 from torchlint.context.calls import is_parameter, parameter_at, parameter_position
 from torchlint.context.devices import device_move, moved_by_helper
 from torchlint.context.loaders import (
-    EPOCH_HOOKS, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, has_workers, unwrap_iteration,
+    LOADER_NAME, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, has_workers, lightning_class,
+    returned_by_epoch_hook, unwrap_iteration,
 )
 from torchlint.context.scopes import Scope, callee
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
@@ -22,7 +21,6 @@ from torchlint.walker import descendants
 
 
 _READ_HERE = frozenset({"list", "tuple", "next", "iter", "first", "len", "enumerate", "tqdm", "zip", "isinstance"})
-_LOADER_NAME = re.compile(r"loader|_iter$|^iter$|batches", re.IGNORECASE)
 
 
 def _leaves(ctx, call: cst.Call) -> bool:
@@ -113,8 +111,8 @@ class DataloaderNotPinned(Rule):
         "(`train_one_epoch(model, loader, ...)`) is followed to the moves there, and one returned by "
         "a function of another module (`train_loader, dataset = create_dataloader(...)`, also built "
         "with a DataLoader subclass such as `InfiniteDataLoader`) is followed back to where it is built. A loader "
-        "returned by a Lightning `train_dataloader`/`val_dataloader` hook (of a class based on a "
-        "`Lightning*` or `*DataModule` class, also through a base of the same file), or by a method "
+        "returned by a Lightning `train_dataloader`/`val_dataloader` hook (the name is the evidence: "
+        "the class's Lightning base often lives in another file), or by a method "
         "such a hook returns (`return self._dataloader_factory(\"train\")`), counts as "
         "moved: the framework copies its batches to the device. Only in files that use CUDA or move "
         "data to a device held in a variable (`x.to(device)`), Lightning hooks aside. A loader that "
@@ -442,6 +440,23 @@ class DataloaderNotPinned(Rule):
                     return DataLoader(self.train_set, batch_size=64, num_workers=8, pin_memory=True)
         """),
         Invalid("""
+            from torch.utils.data import DataLoader
+
+            from .base import Task
+
+            class SeparationTask(Task):
+                def val_dataloader(self):
+                    return DataLoader(self.val_set, batch_size=64, num_workers=8)  # expect: TL503
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            from .base import Task
+
+            class SeparationTask(Task):
+                def val_dataloader(self):
+                    return DataLoader(self.val_set, batch_size=64, num_workers=8, pin_memory=True)
+        """),
+        Invalid("""
             from lightning import LightningDataModule
             from torch.utils.data import DataLoader
 
@@ -681,35 +696,8 @@ class DataloaderNotPinned(Rule):
         if _leaves(self.ctx, node):
             self._loader_calls[id(node)] = node
         self._loaders[id(node)] = _Loader(pin, has_workers(self.ctx, node), self.ctx.indentation())
-        if self._iterated_by_lightning(node) and not self.ctx.is_test_module:
+        if returned_by_epoch_hook(self.ctx, node) and not self.ctx.is_test_module:
             self._moves.append((("loader", node), None, ()))
-
-    def _iterated_by_lightning(self, node: cst.Call) -> bool:
-        """Returned by a ``train_dataloader``/``val_dataloader`` hook of a Lightning class: the
-        framework moves its batches to the device every step."""
-        function = self.ctx.scope.function
-        cls = function.enclosing_class
-        if not isinstance(self.ctx.parent, cst.Return) or cls is None or not self._lightning(cls):
-            return False
-        if function.name in EPOCH_HOOKS:
-            return True
-        return any(  # train_dataloader(self): return self._dataloader_factory("train")
-            isinstance(node, cst.Return) and isinstance(node.value, cst.Call)
-            and dotted_name(node.value.func) == f"self.{function.name}"
-            for hook in cls.node.body.body
-            if isinstance(hook, cst.FunctionDef) and hook.name.value in EPOCH_HOOKS for node in descendants(hook)
-        )
-
-    def _lightning(self, cls: Scope, depth: int = 0) -> bool:
-        """A Lightning module or data module (``LightningDataModule``, a ``*DataModule`` base),
-        also through a base class of this file."""
-        for base in cls.bases:
-            if "Lightning" in base or base.endswith("DataModule"):
-                return True
-            parent = self.ctx.module_scope.methods.get(base)
-            if parent is not None and parent.kind == "class" and depth < 4 and self._lightning(parent, depth + 1):
-                return True
-        return False
 
     def _moved_batch(self, owner: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         """The loop's batch name that ``owner.to(...)`` moves: ``x``, ``batch["image"]``, a part
@@ -771,10 +759,10 @@ class DataloaderNotPinned(Rule):
         object, passed on) go where the project moves loader batches to the device, if this
         file or another of its project (package, or a script's folder) does so."""
         moves_batches = any(self._walks_loader(ref) for ref, _, _ in self._moves) or any(
-            scope.kind == "class" and "training_step" in scope.methods and self._lightning(scope)
+            scope.kind == "class" and "training_step" in scope.methods and lightning_class(self.ctx, scope)
             for scope in self.ctx.module_scope.methods.values()
         )  # or Lightning trains here, and copies batches to the device itself
-        key = f"{self._project()}@loader-batches-moved"
+        key = f"{self.ctx.project}@loader-batches-moved"
         if moves_batches:
             self.ctx.offer(key, "moved")
         iterated = {id(loader) for ref in self._iterated for loader in self.ctx.loaders.resolve(ref)}
@@ -785,17 +773,10 @@ class DataloaderNotPinned(Rule):
             for key in escaped:
                 self._check(self._loader_calls[key], self._loaders[key], [])
 
-    def _project(self) -> str:
-        """The project the file belongs to: its top-level package, or the folder of a script."""
-        name = self.ctx.module_name
-        if "." in name or self.ctx.path.endswith("__init__.py"):
-            return name.split(".")[0]
-        return os.path.dirname(os.path.abspath(self.ctx.path))
-
     def _walks_loader(self, ref: Ref) -> bool:
         """Is ``ref`` one of the file's DataLoaders, or a name for a loader (``train_loader``,
         ``data_iter``)?"""
-        return bool(self.ctx.loaders.resolve(ref)) or isinstance(ref[-1], str) and bool(_LOADER_NAME.search(ref[-1]))
+        return bool(self.ctx.loaders.resolve(ref)) or isinstance(ref[-1], str) and bool(LOADER_NAME.search(ref[-1]))
 
     def _moves_in_callees(self) -> List[Tuple[Ref, cst.Call, Tuple[str, ...]]]:
         """The moves that functions of this file make of the batches loops hand them."""
