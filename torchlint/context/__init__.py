@@ -28,7 +28,7 @@ from torchlint.context.scopes import (
     MODEL, STEP, Scope, function_hotness, is_training_step_call, method_def, settle_helpers,
 )
 from torchlint.context.tensors import (
-    BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference,
+    ARRAY_REDUCTIONS, BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference,
     dimension_index, dimension_source, parameter_kind, shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
@@ -43,6 +43,7 @@ _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 # Calls that are never to a function of the project being linted.
 _TEST_CASE_PREFIXES = ("test", "setup")
 _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "logging.")
+_ARRAY_MEMBERS = TENSOR_ONLY_MEMBERS | ARRAY_REDUCTIONS  # members that show an array: x.shape, x.max()
 
 
 class FileContext:
@@ -311,7 +312,7 @@ class FileContext:
         return not self._function_facts().members.get(name, frozenset()).isdisjoint(members)
 
     def _used_with_tensor_members(self, name: str) -> bool:
-        return name in self._text_facts.tensor_candidates and self.uses_member(name, TENSOR_ONLY_MEMBERS)
+        return name in self._text_facts.tensor_candidates and self.uses_member(name, _ARRAY_MEMBERS)
 
     def surely_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A ``TENSOR`` with more evidence than a parameter's name: a name used like a tensor

@@ -16,7 +16,7 @@ import libcst as cst
 
 from torchlint.context.scopes import is_training_step_call
 from torchlint.context.tensors import (
-    HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
+    ARRAY_REDUCTIONS, HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
     is_tensor_op, merge_kinds,
 )
 from torchlint.syntax import dotted_name, is_name
@@ -37,7 +37,7 @@ _DEBUGGING_WORDS = frozenset(
 _WARNING_CALLS = frozenset("warn warning error exception critical fatal".split())
 
 
-_MEMBER_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(TORCH_ONLY_MEMBERS | TENSOR_ONLY_MEMBERS)) + r")\b")
+_MEMBER_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(TORCH_ONLY_MEMBERS | TENSOR_ONLY_MEMBERS | ARRAY_REDUCTIONS)) + r")\b")
 _OWNER = re.compile(r"([A-Za-z_]\w*)\s*$")  # the name right before a `.member`
 _REGISTERED = re.compile(r"register_(?:buffer|parameter)\(\s*[\"'](\w+)")
 _STEP_CALL = re.compile(r"\.\s*(backward|step)\s*\(")

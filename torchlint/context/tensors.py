@@ -280,10 +280,9 @@ TENSOR_ONLY_MEMBERS = frozenset(
 
 
 # Methods whose call shows the receiver is a tensor (Python lists, numbers and strings lack them).
-TENSOR_METHODS = TENSOR_ONLY_MEMBERS | frozenset(
-    "any all max min amax amin argmax argmin isnan isfinite nonzero unique item tolist cpu numpy "
-    "prod std var".split()
-)
+# Reductions and searches that only arrays have (a list, number or string has none of them).
+ARRAY_REDUCTIONS = frozenset("any all max min amax amin argmax argmin nonzero unique prod std var".split())
+TENSOR_METHODS = TENSOR_ONLY_MEMBERS | ARRAY_REDUCTIONS | frozenset("isnan isfinite item tolist cpu numpy".split())
 
 
 def dimension_source(node: cst.BaseExpression, kind: Callable) -> Optional[cst.BaseExpression]:

@@ -387,6 +387,18 @@ class PythonLoopOverTensor(Rule):
             import torch
             from torch import nn
 
+            class GPT(nn.Module):
+                def forward(self, tokens, text_lengths, targets):
+                    max_len = text_lengths.max()  # a reduction only arrays have: a tensor
+                    logits = self.head(self.embed(tokens[:, :max_len]))
+                    for idx, l in enumerate(text_lengths):  # expect: TL202
+                        targets[idx, l + 1:] = -1
+                    return logits, targets
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
             class Vocoder(nn.Module):
                 def forward(self, wav, starts):
                     return segment(wav, starts, 4)
