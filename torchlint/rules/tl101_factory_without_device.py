@@ -40,6 +40,7 @@ _DTYPES = frozenset(
     "bool uint8 int8 int16 int32 int64 short int long float16 half bfloat16 float32 float float64 double".split()
 )
 # Torch functions whose result is where their first argument is (followed back to a factory).
+_JOINING = frozenset({"torch.cat", "torch.concat", "torch.stack"})  # of host tensors only: a host tensor
 _HOST_KEEPING = frozenset(
     f"torch.{name}" for name in
     "round floor ceil sqrt exp log abs sigmoid sin cos triu tril diag flip roll clamp cumsum bernoulli "
@@ -95,7 +96,7 @@ class FactoryWithoutDevice(Rule):
         "n)`) called without `device=` whose result (or a view of it, `.view(...)`, the tensor "
         "filled in place, `.uniform_()`, cast with `.type(dtype)`, or passed through a torch "
         "function of host tensors, `torch.triu(...)`, `torch.bernoulli(...)`, `nn.init.zeros_(...)`, "
-        "`torch.eye(n)[labels.cpu()]`) is then moved with `.to(device)`, `.cuda()`, `.type_as(t)` "
+        "`torch.eye(n)[labels.cpu()]`, or joined with other host tensors, `torch.cat([...])`) is then moved with `.to(device)`, `.cuda()`, `.type_as(t)` "
         "or `x.new_tensor(...)`, in the same expression or later in the same function. Not in the "
         "code a test module runs once (its module level, `test_*` functions and their set-up): a "
         "test's inputs are built once, often on the CPU on purpose."
@@ -290,6 +291,17 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class ForwardAttention(nn.Module):
+                def init_states(self, inputs):
+                    b, t = inputs.shape[0], inputs.shape[1]
+                    self.alpha = torch.cat(
+                        [torch.ones([b, 1]), torch.zeros([b, t])[:, :-1]], dim=1  # expect: TL101
+                    ).to(inputs.device)
+        """),  # no fix: the factories are joined first; each would need its own device=
         Invalid("""
             import torch
             import torch.nn as nn
@@ -537,6 +549,8 @@ class FactoryWithoutDevice(Rule):
                 node = node.func.value
             elif isinstance(node, cst.Call) and self._host_function(node):
                 node = positional(node)[0].value
+            elif isinstance(node, cst.Call) and self._joins_host_tensors(node):
+                node = positional(node)[0].value.elements[0].value  # torch.cat([torch.ones(b, 1), ...])
             elif isinstance(node, cst.Subscript) and not any(
                 self.ctx.tensor_kind(index) == TENSOR
                 for element in node.slice for index in descendants(element) if isinstance(index, cst.BaseExpression)
@@ -567,6 +581,18 @@ class FactoryWithoutDevice(Rule):
         args = positional(node)
         return bool(args) and keyword(node, "device") is None and not any(
             self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args
+        )
+
+    def _joins_host_tensors(self, node: cst.Call) -> bool:
+        """``torch.cat([torch.ones(b, 1), torch.zeros(b, t)])``: a list of tensors joined, none
+        on the device, so the result is on the host too."""
+        args = positional(node)
+        if self.ctx.qualname(node.func) not in _JOINING or not args or keyword(node, "out") is not None:
+            return False
+        joined = args[0].value
+        return isinstance(joined, (cst.List, cst.Tuple)) and bool(joined.elements) and not any(
+            isinstance(element, cst.StarredElement) or self.ctx.tensor_kind(element.value) == TENSOR
+            for element in joined.elements
         )
 
     def _copied_by_new_tensor(self, node: cst.Call) -> None:
