@@ -107,6 +107,13 @@ class HostSyncInHotPath(Rule):
     )
     valid = (
         Valid("""
+            import numpy as np
+
+            def summarize(scores):
+                best = np.max(scores)
+                return {"best": best.item()}  # outside model code, `.item()` may be numpy's
+        """),
+        Valid("""
             from torch import nn
 
             class AssignLoss(nn.Module):
@@ -318,6 +325,16 @@ class HostSyncInHotPath(Rule):
     )
     invalid = (
         Invalid("""
+            import torch
+            from torch import nn
+
+            class QuantConv(nn.Module):
+                def forward(self, x):
+                    weight, self.scale, self.zero_point = emulate_int(self.weight.detach(), bits=self.bits)
+                    low = -self.scale * self.zero_point  # of unknown kind: emulate_int is another file's
+                    return self.conv(x, torch.clamp(weight, low.item(), 255.0))  # expect: TL201
+        """),  # `.item()` in model code is a tensor's, whatever the inference could not tell
+        Invalid("""
             import torch.nn.functional as F
             from torch import nn
 
@@ -473,10 +490,13 @@ class HostSyncInHotPath(Rule):
                     method.value, cst.Name) and self.ctx.tensor_on_some_path(method.value.value)):
                 kind = TENSOR
             tensor_passed = self._parameter_read(method.value) if kind is None else None
-            if (kind == TENSOR or tensor_passed is not None) and not (
+            unknown_item = kind is None and tensor_passed is None and method.attr.value == "item"
+            if (kind == TENSOR or tensor_passed is not None or unknown_item) and not (
                 self._host_argument(node) or self._leaves_torch(node)
             ):
-                self._flag(node, f"`.{method.attr.value}()`", tensor_passed)
+                # `.item()` of a value of unknown kind: in model code (forward, a loss) it is a
+                # tensor's; elsewhere it may as well be a numpy scalar's
+                self._flag(node, f"`.{method.attr.value}()`", tensor_passed, model_code_only=unknown_item)
             return
         name = self.ctx.qualname(node.func)
         args = positional(node)
@@ -647,14 +667,18 @@ class HostSyncInHotPath(Rule):
                     return True
         return False
 
-    def _flag(self, node: cst.CSTNode, what: str, tensor_passed: Optional[Callable[[], bool]] = None) -> None:
+    def _flag(
+        self, node: cst.CSTNode, what: str, tensor_passed: Optional[Callable[[], bool]] = None,
+        model_code_only: bool = False,
+    ) -> None:
         if (
             self.ctx.in_rare_path() or self.ctx.in_definition() or self.ctx.in_off_gpu_branch()
             or self._after_a_sync()
         ):
             return
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
-        self.report(node, message, hot_when=_per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed))
+        keep = in_model_code if model_code_only else _per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed)
+        self.report(node, message, hot_when=keep)
 
 
 def _truth_operands(test: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
