@@ -34,7 +34,7 @@ _ITERATION_WRAPPERS = frozenset({"builtins.enumerate", "tqdm", "tqdm.tqdm", "tqd
 _MAX_DEPTH = 8  # references followed through at most this many hops
 LOADER_NAME = re.compile(r"loader|_iter$|^iter$|batches", re.IGNORECASE)  # train_loader, data_iter
 _BATCH_SOURCES = re.compile(r"dataset|batch", re.IGNORECASE)  # with loaders, what a per-batch loop walks
-_EPOCHS = re.compile(r"epoch", re.IGNORECASE)
+EPOCH_NAME = re.compile(r"epoch", re.IGNORECASE)
 
 Ref = Tuple  # ("loader", call) | ("param", function, name) | ("global", name) | ("attribute", class, name)
 #              | ("returned", owner, name): what a function of the module (owner None) or a class returns
@@ -273,7 +273,7 @@ def walks_batches(loop: cst.For) -> bool:
     """Is ``loop`` named as one over batches or items (``for x in train_loader``, ``for b in
     batches``, ``for i in range(len(dataset))``), not over epochs (``for epoch in range(n)``)?"""
     walked = [name.value for name in descendants(loop.iter) if isinstance(name, cst.Name)]
-    if any(_EPOCHS.search(name) for name in walked + [dotted_name(loop.target) or ""]):
+    if any(EPOCH_NAME.search(name) for name in walked + [dotted_name(loop.target) or ""]):
         return False
     return any(LOADER_NAME.search(name) or _BATCH_SOURCES.search(name) for name in walked)
 

@@ -7,15 +7,13 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from torchlint.context.loaders import (
-    DATALOADER, DATASET_POSITION, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
+    DATALOADER, DATASET_POSITION, EPOCH_NAME, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
     returned_by_epoch_hook, spread_changed, unwrap_iteration,
 )
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name, dotted_name, keyword, literal_value
+from torchlint.syntax import assigned_name, dotted_name, is_name, keyword, literal_value
 from torchlint.walker import descendants
-
-
 
 
 class DataloaderWorkersNotPersistent(Rule):
@@ -34,7 +32,8 @@ class DataloaderWorkersNotPersistent(Rule):
         "the same function (passed to `train(loader)` or iterated again; `len(loader)` inside the "
         "loop that iterates it is still one pass), kept on `self`, returned by a Lightning "
         "`train_dataloader` / `val_dataloader` hook, which Lightning iterates every epoch, a shuffled "
-        "`DataLoader` (a training loader) that its function returns for the caller to train on, or "
+        "`DataLoader` or one with a sampler of its own (a training loader) that its function returns "
+        "for the caller to train on (not one built for a given epoch, `build_iter(self, epoch)`), or "
         "iterated by a function of the same file that is called from a loop (a loader built at "
         "module level, or in `main()` and passed along, and iterated by `train(epoch)`). The same "
         "file is followed through module-level names, parameters at call sites, `self` attributes, "
@@ -82,6 +81,14 @@ class DataloaderWorkersNotPersistent(Rule):
         "persistent workers would not see, or in test code."
     )
     valid = (
+        Valid("""
+            from torch.utils.data import DataLoader
+
+            class SequenceIterFactory:
+                def build_iter(self, epoch, shuffle=None):
+                    batches = self.sampler.generate(epoch + self.seed)
+                    return DataLoader(self.dataset, batch_sampler=batches, num_workers=self.num_workers)
+        """),  # built anew for each epoch: nothing to keep alive
         Valid("""
             from torch.utils.data import DataLoader
             def make_loaders(train_set, test_set, workers):
@@ -161,6 +168,25 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            class Vits:
+                def get_data_loader(self, config, dataset, sampler):
+                    loader = DataLoader(  # expect: TL502
+                        dataset, batch_sampler=sampler, num_workers=config.num_loader_workers
+                    )
+                    return loader
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            class Vits:
+                def get_data_loader(self, config, dataset, sampler):
+                    loader = DataLoader(
+                        dataset, batch_sampler=sampler, num_workers=config.num_loader_workers, persistent_workers=config.num_loader_workers > 0
+                    )
+                    return loader
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
             def make_loaders(train_set, val_set, workers):
@@ -311,15 +337,25 @@ class DataloaderWorkersNotPersistent(Rule):
             self._pending[(self.ctx.scope.function, held)] = node
 
     def _training_loader_handed_back(self, node: cst.Call, parent, held: Optional[str]) -> bool:
-        """A shuffled ``DataLoader`` (a training loader: training runs epochs) that its function
-        returns (``return DataLoader(train_set, shuffle=True, ...)``, ``return train_loader,
-        val_loader``) for the caller to iterate every epoch. (A subclass may keep its workers
-        itself: YOLO's ``InfiniteDataLoader`` iterates one endless sampler.)"""
+        """A shuffled ``DataLoader``, or one with a sampler of its own (a training loader: training
+        runs epochs), that its function returns (``return DataLoader(train_set, shuffle=True,
+        ...)``, ``return train_loader, val_loader``) for the caller to iterate every epoch; not
+        one built for a given epoch (``build_iter(self, epoch)``). (A subclass may keep its
+        workers itself: YOLO's ``InfiniteDataLoader`` iterates one endless sampler.)"""
         if self.ctx.qualname(node.func) != DATALOADER:
             return False
         shuffle = argument(self.ctx, node, "shuffle", SHUFFLE_POSITION)
-        if shuffle is None or literal_value(shuffle) in (False, None):
+        sampled = any(  # a sampler of its own (a training sampler shuffles itself)
+            arg is not None and not is_name(arg.value, "None")
+            for arg in (keyword(node, "sampler"), keyword(node, "batch_sampler"))
+        )
+        if (shuffle is None or literal_value(shuffle) in (False, None)) and not sampled:
             return False
+        function = self.ctx.scope.function
+        if isinstance(function.node, cst.FunctionDef) and any(
+            EPOCH_NAME.search(param.name.value) for param in function.node.params.params
+        ):
+            return False  # build_iter(self, epoch): a loader built anew for each epoch
         return isinstance(parent, cst.Return) or (held is not None and held in self.ctx.returned_names())
 
     def visit_Name(self, node: cst.Name) -> None:
