@@ -28,7 +28,7 @@ from torchlint.context.scopes import (
     MODEL, STEP, Scope, function_hotness, is_training_step_call, method_def, settle_helpers,
 )
 from torchlint.context.tensors import (
-    ARRAY_REDUCTIONS, BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference,
+    ARRAY_MEMBERS, BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
     dimension_index, dimension_source, parameter_kind, shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
@@ -43,7 +43,6 @@ _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 # Calls that are never to a function of the project being linted.
 _TEST_CASE_PREFIXES = ("test", "setup")
 _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "logging.")
-_ARRAY_MEMBERS = TENSOR_ONLY_MEMBERS | ARRAY_REDUCTIONS  # members that show an array: x.shape, x.max()
 
 
 class FileContext:
@@ -312,7 +311,7 @@ class FileContext:
         return not self._function_facts().members.get(name, frozenset()).isdisjoint(members)
 
     def _used_with_tensor_members(self, name: str) -> bool:
-        return name in self._text_facts.tensor_candidates and self.uses_member(name, _ARRAY_MEMBERS)
+        return name in self._text_facts.tensor_candidates and self.uses_member(name, ARRAY_MEMBERS)
 
     def surely_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A ``TENSOR`` with more evidence than a parameter's name: a name used like a tensor
@@ -518,15 +517,18 @@ class FileContext:
         """The qualified names calls in other modules reach ``function`` by: a module-level
         function's own; for a method of a module-level class, the same method of each base
         imported from elsewhere (``Base.compute_loss``, which the base's ``forward`` calls as
-        ``self.compute_loss``). Empty for anything else."""
+        ``self.compute_loss``), and a ``__call__`` also its own (an object held elsewhere is
+        called by it: ``self.accuracy(...)``). Empty for anything else."""
         local = self._local_name(function)
         if local is None:
             return []
         if "." not in local:
             return [f"{self.module_name}.{local}"]
         qualified = (self.imports.resolve(base) for base in function.parent.bases)
-        inherited = [f"{base}.{function.name}" for base in qualified if base is not None and not base.startswith(_NOT_PROJECT)]
-        return [f"{self.module_name}.{local}"] * (function.name == "__call__") + inherited
+        names = [f"{base}.{function.name}" for base in qualified if base is not None and not base.startswith(_NOT_PROJECT)]
+        if function.name == "__call__":
+            names.insert(0, f"{self.module_name}.{local}")
+        return names
 
     def _self_calls(self, scope: Scope) -> List[str]:
         """``self.method(...)`` calls from a method of a module-level class, as the qualified

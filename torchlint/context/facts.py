@@ -16,7 +16,7 @@ import libcst as cst
 
 from torchlint.context.scopes import is_training_step_call
 from torchlint.context.tensors import (
-    ARRAY_REDUCTIONS, HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TENSOR_ONLY_MEMBERS, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
+    ARRAY_MEMBERS, HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
     is_tensor_op, merge_kinds,
 )
 from torchlint.syntax import dotted_name, is_name
@@ -35,9 +35,10 @@ _DEBUGGING_WORDS = frozenset(
     "visualize visualise plot".split()
 )
 _WARNING_CALLS = frozenset("warn warning error exception critical fatal".split())
+CALLED_SIZE = "size()"  # the member `x.size(...)` records: a tensor's method, a number on a numpy array
 
 
-_MEMBER_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(TORCH_ONLY_MEMBERS | TENSOR_ONLY_MEMBERS | ARRAY_REDUCTIONS)) + r")\b")
+_MEMBER_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(TORCH_ONLY_MEMBERS | ARRAY_MEMBERS)) + r")\b")
 _OWNER = re.compile(r"([A-Za-z_]\w*)\s*$")  # the name right before a `.member`
 _REGISTERED = re.compile(r"register_(?:buffer|parameter)\(\s*[\"'](\w+)")
 _STEP_CALL = re.compile(r"\.\s*(backward|step)\s*\(")
@@ -140,9 +141,6 @@ class FunctionFacts:
             for arg in node.args:
                 if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
                     self.torch_arguments.add(arg.value.value)
-
-
-CALLED_SIZE = "size()"  # the member `x.size(...)` records: a tensor's method, a number on a numpy array
 
 
 def host_library(name: Optional[str]) -> bool:

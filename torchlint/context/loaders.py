@@ -252,8 +252,8 @@ def returned_by_epoch_hook(ctx, node: cst.Call) -> bool:
     return any(  # train_dataloader(self): return self._dataloader_factory("train")
         isinstance(node, cst.Return) and isinstance(node.value, cst.Call)
         and dotted_name(node.value.func) == f"self.{function.name}"
-        for hook in cls.node.body.body
-        if isinstance(hook, cst.FunctionDef) and hook.name.value in EPOCH_HOOKS for node in descendants(hook)
+        for hook in (method_def(cls.node, name) for name in EPOCH_HOOKS) if hook is not None
+        for node in descendants(hook)
     )
 
 

@@ -282,7 +282,8 @@ TENSOR_ONLY_MEMBERS = frozenset(
 # Methods whose call shows the receiver is a tensor (Python lists, numbers and strings lack them).
 # Reductions and searches that only arrays have (a list, number or string has none of them).
 ARRAY_REDUCTIONS = frozenset("any all max min amax amin argmax argmin nonzero unique prod std var".split())
-TENSOR_METHODS = TENSOR_ONLY_MEMBERS | ARRAY_REDUCTIONS | frozenset("isnan isfinite item tolist cpu numpy".split())
+ARRAY_MEMBERS = TENSOR_ONLY_MEMBERS | ARRAY_REDUCTIONS  # members that show an array: x.shape, x.max()
+TENSOR_METHODS = ARRAY_MEMBERS | frozenset("isnan isfinite item tolist cpu numpy".split())
 
 
 def dimension_source(node: cst.BaseExpression, kind: Callable) -> Optional[cst.BaseExpression]:
