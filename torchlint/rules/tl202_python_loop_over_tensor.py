@@ -94,6 +94,13 @@ class PythonLoopOverTensor(Rule):
     )
     valid = (
         Valid("""
+            import torch
+            class Separator(nn.Module):
+                def forward(self, x):
+                    sources = self.net(x)
+                    return [s for s in sources.transpose(0, 1)]  # the views x.unbind(1) gives
+        """),
+        Valid("""
             import torch.nn.functional as F
             class Classifier(nn.Module):
                 def forward(self, x, data_samples):
@@ -385,6 +392,45 @@ class PythonLoopOverTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            import torch.nn.functional as F
+
+            def crop(x, starts, size=4, pad=False):
+                if pad and x.shape[-1] < size:
+                    x = F.pad(x, (0, size))  # a tensor on this path, a parameter used like one on the other
+                out = torch.zeros_like(x[:, :, :size])
+                for i in range(x.size(0)):  # expect: TL202
+                    out[i] = x[i][:, starts[i]:starts[i] + size]
+                return out
+
+            class Model(nn.Module):
+                def forward(self, x, starts):
+                    return crop(x, starts)
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class OneVsRest(nn.Module):
+                def forward(self, logits, labels):
+                    total = 0
+                    for c in range(logits.size(1)):  # expect: TL202
+                        total = total + self.binary(logits[:, c], (labels == c + 1).float())
+                    return total
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Smoothness(nn.Module):
+                def forward(self, x):
+                    loss = 0.0
+                    for i in range(x.shape[0]):  # expect: TL202
+                        window = x[i:i + 1]  # a slice, not the previous element
+                        loss = loss + (window - window.mean()).pow(2).sum()
+                    return loss
+        """),
+        Invalid("""
+            import torch
             from torch import nn
 
             class GPT(nn.Module):
@@ -544,7 +590,7 @@ class PythonLoopOverTensor(Rule):
         body: List[cst.CSTNode] = list(node.ifs)
         if isinstance(holder, _COMPREHENSIONS):
             if not node.ifs and _view_of(holder.elt, node.target):
-                return  # [x[:, t] for t in range(T)] is x.unbind(1): views, no kernels
+                return  # [x[:, t] for t in range(T)], [r for r in x.transpose(0, 1)] are x.unbind(1): views
             if method_call(holder.elt, "cpu", "numpy") is not None:
                 return  # [x[i].cpu() for i in ...] splits the batch into host pieces for a library
             body.append(holder.elt)
@@ -574,7 +620,7 @@ class PythonLoopOverTensor(Rule):
             ):
                 return False
             # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
-            return not _recurrence(self.ctx, body, nodes, variable) and not self._ragged(nodes)
+            return not _recurrence(self.ctx, body, nodes, target) and not self._ragged(nodes)
         stop = _range_stop(self.ctx, iterable)
         if stop is None or not variable:
             return False
@@ -583,7 +629,7 @@ class PythonLoopOverTensor(Rule):
             return False
         nodes = [node for part in body for node in descendants(part)]
         if (
-            _recurrence(self.ctx, body, nodes, variable) or self._ragged(nodes) or _per_layer(nodes, variable)
+            _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes) or _per_layer(nodes, variable)
             or self._to_host(nodes, {variable})
             or (
                 self.ctx.dimension(stop) != 0 and _runs_module_on(self.ctx, nodes, {variable})
@@ -642,12 +688,13 @@ class PythonLoopOverTensor(Rule):
         return not is_len or self._is_tensor_rows(sized)
 
     def _masks_by(self, node: cst.CSTNode, variable: str) -> bool:
-        """``batch_idx == i``: a whole-tensor comparison with the loop variable, one mask per element."""
+        """``batch_idx == i`` (or ``== i + 1``): a whole-tensor comparison with the loop variable,
+        one mask per element."""
         if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
             return False
         left, right = node.left, node.comparisons[0].comparator
         for this, other in ((left, right), (right, left)):
-            if isinstance(this, cst.Name) and this.value == variable and self.ctx.tensor_kind(other) in (TENSOR, HOST):
+            if _arithmetic_of(this, variable) and self.ctx.tensor_kind(other) in (TENSOR, HOST):
                 return True
         return False
 
@@ -661,17 +708,21 @@ class PythonLoopOverTensor(Rule):
         )
 
 
-def _recurrence(ctx, body: Sequence[cst.CSTNode], nodes: List[cst.CSTNode], variable: str) -> bool:
+def _recurrence(ctx, body: Sequence[cst.CSTNode], nodes: List[cst.CSTNode], target: cst.BaseExpression) -> bool:
     """Does each iteration depend on the previous one, so the loop is inherently sequential?
     A state fed back through a call (``h = self.cell(x[:, t], h)``, also a state held in a
     list: ``h[0], c[0] = cell(x[:, t], (h[0], c[0]))``), a state computed from its own old
     value (``h = f[t] * h + x[t]``, or through other names: ``h_t = x[t] + f[t] * prev`` ...
-    ``prev = h_t``), or a neighbour read (``y[:, t] = a * y[:, t - 1] + x[:, t]``). Running
-    sums (``total += ...``, ``total = total + ...``) do not count."""
+    ``prev = h_t``), or a neighbour read of what the loop writes (``y[:, t] = a * y[:, t - 1] +
+    x[:, t]``; a slice ``x[t:t + 1]`` is no neighbour). Running sums (``total += ...``,
+    ``total = total + ...``) do not count."""
     assigned = set()  # names the body rebinds that already held a value before the loop
+    written = set()  # names the body writes items of (``y[:, t] = ...``)
     for node in nodes:
         if isinstance(node, cst.AssignTarget):
             assigned.update(name for name in _state_names(node.target) if ctx.bound(name))
+            if isinstance(node.target, cst.Subscript) and isinstance(node.target.value, cst.Name):
+                written.add(node.target.value.value)
     if _carried(body, assigned):
         return True
     for node in nodes:
@@ -679,13 +730,35 @@ def _recurrence(ctx, body: Sequence[cst.CSTNode], nodes: List[cst.CSTNode], vari
             if any(name in assigned for arg in node.args for name in _names(arg.value)):
                 return True
         if (
-            isinstance(node, cst.BinaryOperation)
-            and isinstance(node.operator, (cst.Subtract, cst.Add))
-            and isinstance(node.left, cst.Name)
-            and node.left.value == variable
-            and isinstance(node.right, cst.Integer)
+            isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in written
+            and isinstance(target, cst.Name)
+            and any(_neighbour(inner, target.value) for element in node.slice for inner in descendants(element))
         ):
             return True
+    return False
+
+
+def _neighbour(node: cst.CSTNode, variable: str) -> bool:
+    """``t - 1`` or ``t + 1`` for the loop variable ``t``."""
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, (cst.Subtract, cst.Add))
+        and isinstance(node.left, cst.Name)
+        and node.left.value == variable
+        and isinstance(node.right, cst.Integer)
+        and int(node.right.value) != 0
+    )
+
+
+def _arithmetic_of(node: cst.BaseExpression, variable: str) -> bool:
+    """Is ``node`` the loop variable, or arithmetic of it with number literals (``c + 1``)?"""
+    if isinstance(node, cst.Name):
+        return node.value == variable
+    if isinstance(node, cst.BinaryOperation):
+        return all(
+            _arithmetic_of(side, variable) or isinstance(side, (cst.Integer, cst.Float))
+            for side in (node.left, node.right)
+        ) and variable in set(_names(node))
     return False
 
 
@@ -719,7 +792,10 @@ def _packing_use(name: cst.Name, parent: Optional[cst.CSTNode], grandparent: Opt
 
 
 def _view_of(element: cst.BaseExpression, target: cst.BaseExpression) -> bool:
-    """Is ``element`` a view of a named tensor at the loop variable (``x[:, t]``, ``x[t, ...]``)?"""
+    """Is ``element`` a view of a named tensor at the loop variable (``x[:, t]``, ``x[t, ...]``),
+    or the loop variable itself (``[r for r in x.transpose(0, 1)]``)?"""
+    if isinstance(element, cst.Name) and isinstance(target, cst.Name):
+        return element.value == target.value
     if not (isinstance(element, cst.Subscript) and isinstance(element.value, cst.Name) and isinstance(target, cst.Name)):
         return False
     parts = [part.slice for part in element.slice]
