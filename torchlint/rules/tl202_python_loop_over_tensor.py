@@ -392,6 +392,14 @@ class PythonLoopOverTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+
+            def pit_loss(losses, perms):  # losses: (batch, permutations)
+                best, best_idx = torch.min(losses, dim=1)
+                chosen = torch.stack([perms[m] for m in best_idx])  # expect: TL202
+                return best.mean(), chosen
+        """),
+        Invalid("""
+            import torch
             import torch.nn.functional as F
 
             def crop(x, starts, size=4, pad=False):
@@ -589,8 +597,8 @@ class PythonLoopOverTensor(Rule):
         holder = self.ctx.parent
         body: List[cst.CSTNode] = list(node.ifs)
         if isinstance(holder, _COMPREHENSIONS):
-            if not node.ifs and _view_of(holder.elt, node.target):
-                return  # [x[:, t] for t in range(T)], [r for r in x.transpose(0, 1)] are x.unbind(1): views
+            if not node.ifs and _takes_views(self.ctx, holder.elt, node):
+                return
             if method_call(holder.elt, "cpu", "numpy") is not None:
                 return  # [x[i].cpu() for i in ...] splits the batch into host pieces for a library
             body.append(holder.elt)
@@ -791,12 +799,19 @@ def _packing_use(name: cst.Name, parent: Optional[cst.CSTNode], grandparent: Opt
     return False
 
 
-def _view_of(element: cst.BaseExpression, target: cst.BaseExpression) -> bool:
-    """Is ``element`` a view of a named tensor at the loop variable (``x[:, t]``, ``x[t, ...]``),
-    or the loop variable itself (``[r for r in x.transpose(0, 1)]``)?"""
-    if isinstance(element, cst.Name) and isinstance(target, cst.Name):
+def _takes_views(ctx, element: cst.BaseExpression, comp_for: cst.CompFor) -> bool:
+    """Does the comprehension only split a tensor into views, as ``x.unbind(k)`` does: the loop
+    variable itself (``[r for r in x.transpose(0, 1)]``), or a view of a named tensor at an index
+    from ``range`` (``[x[:, t] for t in range(T)]``)? Indexing with the elements of a tensor
+    (``[p[m] for m in idx]``) is a gather per element."""
+    target = comp_for.target
+    if not isinstance(target, cst.Name):
+        return False
+    if isinstance(element, cst.Name):
         return element.value == target.value
-    if not (isinstance(element, cst.Subscript) and isinstance(element.value, cst.Name) and isinstance(target, cst.Name)):
+    if _range_stop(ctx, comp_for.iter) is None or not (
+        isinstance(element, cst.Subscript) and isinstance(element.value, cst.Name)
+    ):
         return False
     parts = [part.slice for part in element.slice]
     at_variable = [p for p in parts if isinstance(p, cst.Index) and isinstance(p.value, cst.Name) and p.value.value == target.value]
