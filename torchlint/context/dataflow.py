@@ -133,8 +133,10 @@ class Bindings:
 
 
 def self_attributes(cls: cst.ClassDef) -> Dict[str, Optional[cst.BaseExpression]]:
-    """``self.name = value`` assignments in a class's methods; None where assigned more than once."""
-    found: Dict[str, Optional[cst.BaseExpression]] = {}
+    """``self.name = value`` assignments in a class's methods; None where assigned more than
+    once. A ``self.name = None`` placeholder (in ``__init__``, built later) does not count
+    beside one real assignment."""
+    found: Dict[str, List[cst.BaseExpression]] = {}
     stack = [cls.body]
     while stack:
         node = stack.pop()
@@ -144,10 +146,14 @@ def self_attributes(cls: cst.ClassDef) -> Dict[str, Optional[cst.BaseExpression]
             for target in node.targets:
                 attr = target.target
                 if isinstance(attr, cst.Attribute) and isinstance(attr.value, cst.Name) and attr.value.value == "self":
-                    name = attr.attr.value
-                    found[name] = None if name in found else node.value
+                    found.setdefault(attr.attr.value, []).append(node.value)
         stack.extend(child for child in node.children if not isinstance(child, cst.BaseExpression))
-    return found
+    return {name: _only_value(values) for name, values in found.items()}
+
+
+def _only_value(values: List[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    real = [value for value in values if not (isinstance(value, cst.Name) and value.value == "None")] or values
+    return real[0] if len(real) == 1 else None
 
 
 def uses_cuda(code: str) -> bool:

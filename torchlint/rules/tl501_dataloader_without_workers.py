@@ -61,6 +61,21 @@ class DataloaderWithoutWorkers(Rule):
     )
     valid = (
         Valid("""
+            from torch.utils.data import DataLoader, IterableDataset
+
+            class Experience(IterableDataset):
+                def __iter__(self):
+                    yield from self.play()
+
+            class Agent:
+                def __init__(self):
+                    self.dataset = None  # a placeholder: built with the loader
+
+                def train_dataloader(self):
+                    self.dataset = Experience()
+                    return DataLoader(dataset=self.dataset, batch_size=32)
+        """),
+        Valid("""
             from torch.utils.data import DataLoader
             from torchvision.datasets import ImageFolder
 
