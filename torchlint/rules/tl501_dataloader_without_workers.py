@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
 from torchlint.context.loaders import (
@@ -10,6 +12,9 @@ from torchlint.context.loaders import (
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import is_name, literal_value
 from torchlint.walker import descendants
+
+
+_FEW_BATCHES = 10  # a loop that stops after this many batches at most shows samples, it does not train
 
 
 class DataloaderWithoutWorkers(Rule):
@@ -56,10 +61,22 @@ class DataloaderWithoutWorkers(Rule):
         "overhead; when it is an `IterableDataset` of the run, which every worker would "
         "replay unless it shards itself; or in test modules (importing pytest/unittest or "
         "defining `test_*` functions), whose loaders exercise code rather than train; or when "
-        "the loader is read for its first batch only (every loop over it ends in `break`, or "
-        "`next(iter(loader))`), as demos that show one sample do."
+        "the loader is read for its first batches only (every loop over it ends in `break` or "
+        "stops after at most ten batches, `if i == 2: break` with `i` from `enumerate`, or "
+        "`next(iter(loader))`), as demos that show a few samples do."
     )
     valid = (
+        Valid("""
+            from torch.utils.data import DataLoader
+
+            if __name__ == "__main__":
+                loader = DataLoader(Images("train"), batch_size=1)
+                shown = 5
+                for i, (x, y) in enumerate(loader):  # shows five samples, trains nothing
+                    show(x, y)
+                    if i + 1 >= shown:
+                        break
+        """),
         Valid("""
             from torch.utils.data import DataLoader, IterableDataset
 
@@ -236,13 +253,14 @@ class DataloaderWithoutWorkers(Rule):
         workers = argument(self.ctx, node, "num_workers", NUM_WORKERS_POSITION)
         if workers is None or literal_value(workers) == 0:
             if not self.ctx.datasets.needs_no_workers(argument(self.ctx, node, "dataset", DATASET_POSITION)) \
-                    and not self._first_batch_only():
+                    and not self._first_batches_only():
                 self.report(node)
 
-    def _first_batch_only(self) -> bool:
-        """Is the loader read for its first batch only? It is ``next(iter(DataLoader(...)))``, or
-        assigned to a name whose every use in the function is a ``for`` over it that ends in
-        ``break`` (a demo that shows one batch), or ``next(iter(name))``."""
+    def _first_batches_only(self) -> bool:
+        """Is the loader read for its first few batches only? It is ``next(iter(DataLoader(...)))``,
+        or assigned to a name whose every use in the function is a ``for`` over it that ends in
+        ``break`` or stops after a few batches (``if i == 2: break``: a demo that shows some), or
+        ``next(iter(name))``."""
         assign = self.ctx.parent
         if isinstance(assign, cst.Arg) and len(self.ctx.ancestors) > 3:  # next(iter(DataLoader(...)))
             outer, inner = self.ctx.ancestors[-4], self.ctx.ancestors[-2]
@@ -256,7 +274,7 @@ class DataloaderWithoutWorkers(Rule):
         peeks = 0
         for node in descendants(body):
             if isinstance(node, cst.For) and is_name(unwrap_iteration(self.ctx, node.iter), name):
-                if not _leaves_after_first(node):
+                if not (_leaves_after_first(node) or self._stops_after_a_few(node)):
                     return False
                 peeks += 1
             elif isinstance(node, cst.Call) and is_name(node.func, "next") and node.args \
@@ -264,6 +282,43 @@ class DataloaderWithoutWorkers(Rule):
                     and node.args[0].value.args and is_name(node.args[0].value.args[0].value, name):
                 peeks += 1
         return peeks > 0 and _uses(body, name) == peeks + 1
+
+    def _stops_after_a_few(self, loop: cst.For) -> bool:
+        """``for i, batch in enumerate(loader): ... if i == 2: break``: the count ``enumerate``
+        gives is compared with a small number (a literal, or a name assigned one), and the
+        loop breaks on it."""
+        if not (isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "enumerate")
+                and isinstance(loop.target, cst.Tuple) and isinstance(loop.target.elements[0].value, cst.Name)):
+            return False
+        count = loop.target.elements[0].value.value
+        return any(
+            isinstance(node, cst.If) and _is_break(node.body) and self._count_reaches_few(node.test, count)
+            for node in descendants(loop.body)
+        )
+
+    def _count_reaches_few(self, test: cst.BaseExpression, count: str) -> bool:
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return False
+        bound = test.comparisons[0].comparator
+        if isinstance(bound, cst.Name):  # assigned once in the function, maybe after the loader is built
+            bound = _only_assignment(self.ctx.scope.function.node, bound.value)
+        limit = literal_value(bound) if bound is not None else None
+        return count in {n.value for n in descendants(test.left) if isinstance(n, cst.Name)} \
+            and isinstance(limit, int) and 0 <= limit <= _FEW_BATCHES
+
+
+def _only_assignment(body: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
+    values = [
+        node.value for node in descendants(body)
+        if isinstance(node, cst.Assign) and any(is_name(target.target, name) for target in node.targets)
+    ]
+    return values[0] if len(values) == 1 else None
+
+
+def _is_break(block: cst.BaseSuite) -> bool:
+    statements = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    return len(statements) == 1 and isinstance(statements[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite)) \
+        and len(statements[0].body) == 1 and isinstance(statements[0].body[0], cst.Break)
 
 
 def _uses(body: cst.CSTNode, name: str) -> int:
