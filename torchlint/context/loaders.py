@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchlint.context.calls import CallSites, is_parameter
 from torchlint.context.scopes import method_def
-from torchlint.syntax import dotted_name, literal_value, positional
+from torchlint.syntax import assigned_name, dotted_name, literal_value, positional
 from torchlint.walker import descendants, returned_values, simple_statements
 
 DATALOADER = "torch.utils.data.DataLoader"
@@ -240,12 +240,15 @@ def unwrap_iteration(ctx, iterable: cst.BaseExpression) -> Optional[cst.BaseExpr
 
 def returned_by_epoch_hook(ctx, node: cst.Call) -> bool:
     """Is ``node`` (a DataLoader call) returned by a ``train_dataloader``/``val_dataloader``
-    method, or by a method such a hook of its class returns the result of? Lightning iterates
-    it every epoch and moves its batches to the device. The hook's name is the evidence: its
-    class often has its Lightning base in another file (pyannote's tasks)."""
+    method (directly, or through the name it is assigned to), or by a method such a hook of
+    its class returns the result of? Lightning iterates it every epoch and moves its batches to
+    the device. The hook's name is the evidence: its class often has its Lightning base in
+    another file (pyannote's tasks)."""
     function = ctx.scope.function
     cls = function.enclosing_class
-    if not isinstance(ctx.parent, cst.Return) or cls is None:
+    if cls is None or not (
+        isinstance(ctx.parent, cst.Return) or assigned_name(ctx.parent, node) in ctx.returned_names()
+    ):
         return False
     if function.name in EPOCH_HOOKS:
         return True

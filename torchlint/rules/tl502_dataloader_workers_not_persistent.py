@@ -31,7 +31,7 @@ class DataloaderWorkersNotPersistent(Rule):
         "more than once: it is named inside the body of a loop (an epoch loop) after being built in "
         "the same function (passed to `train(loader)` or iterated again; `len(loader)` inside the "
         "loop that iterates it is still one pass), kept on `self`, returned by a Lightning "
-        "`train_dataloader` / `val_dataloader` hook, which Lightning iterates every epoch, a shuffled "
+        "`train_dataloader` / `val_dataloader` hook (also through the name it is assigned to), which Lightning iterates every epoch, a shuffled "
         "`DataLoader` or one with a sampler of its own (a training loader) that its function returns "
         "for the caller to train on (not one built for a given epoch, `build_iter(self, epoch)`), or "
         "iterated by a function of the same file that is called from a loop (a loader built at "
@@ -168,6 +168,23 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+            import pytorch_lightning as pl
+
+            class Images(pl.LightningDataModule):
+                def val_dataloader(self):
+                    loader: DataLoader = DataLoader(self.val_set, batch_size=64, num_workers=8)  # expect: TL502
+                    return loader
+        """, fixed="""
+            from torch.utils.data import DataLoader
+            import pytorch_lightning as pl
+
+            class Images(pl.LightningDataModule):
+                def val_dataloader(self):
+                    loader: DataLoader = DataLoader(self.val_set, batch_size=64, num_workers=8, persistent_workers=True)
+                    return loader
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
 

@@ -245,6 +245,23 @@ class DataloaderNotPinned(Rule):
     invalid = (
         Invalid("""
             from torch.utils.data import DataLoader
+            import pytorch_lightning as pl
+
+            class Images(pl.LightningDataModule):
+                def train_dataloader(self):
+                    loader = DataLoader(self.train_set, batch_size=64, shuffle=True, num_workers=8)  # expect: TL503
+                    return loader
+        """, fixed="""
+            from torch.utils.data import DataLoader
+            import pytorch_lightning as pl
+
+            class Images(pl.LightningDataModule):
+                def train_dataloader(self):
+                    loader = DataLoader(self.train_set, batch_size=64, shuffle=True, num_workers=8, pin_memory=True)
+                    return loader
+        """),
+        Invalid("""
+            from torch.utils.data import DataLoader
             from tqdm import trange
             from widedeep.utils import to_device
 
