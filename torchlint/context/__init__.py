@@ -18,9 +18,9 @@ from torchlint.context.calls import CallSites
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
-    CALLED_SIZE, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset, evaluation_only_branch,
-    export_only_branch, guards_right, host_consumed, host_library, off_gpu_branch, once_only_branch, takes_step,
-    warning_branch, warning_call,
+    TORCH_ONLY_CALL, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset,
+    evaluation_only_branch, export_only_branch, guards_right, host_consumed, host_library, off_gpu_branch,
+    once_only_branch, takes_step, warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -598,7 +598,7 @@ class FileContext:
         if name in facts.type_tested:
             return False
         members = facts.members.get(name, frozenset())
-        return name in facts.torch_arguments or CALLED_SIZE in members or not members.isdisjoint(TORCH_ONLY_MEMBERS)
+        return name in facts.torch_arguments or TORCH_ONLY_CALL in members or not members.isdisjoint(TORCH_ONLY_MEMBERS)
 
     def _function_facts(self, function: Optional[Scope] = None) -> FunctionFacts:
         function = function or self.scope.function

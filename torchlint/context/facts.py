@@ -35,7 +35,9 @@ _DEBUGGING_WORDS = frozenset(
     "visualize visualise plot".split()
 )
 _WARNING_CALLS = frozenset("warn warning error exception critical fatal".split())
-CALLED_SIZE = "size()"  # the member `x.size(...)` records: a tensor's method, a number on a numpy array
+# What `x.size(...)` and `x.view(b, -1)` record among x's members: calls only a tensor answers
+# (numpy's `size` is a number, its `view` takes a dtype).
+TORCH_ONLY_CALL = "torch-only call"
 
 
 _MEMBER_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(TORCH_ONLY_MEMBERS | ARRAY_MEMBERS)) + r")\b")
@@ -130,8 +132,10 @@ class FunctionFacts:
 
     def _call(self, node: cst.Call, qualname: Callable) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.attr.value == "size":
-            self.members.setdefault(func.value.value, set()).add(CALLED_SIZE)  # numpy's `size` is no method
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
+            func.attr.value == "size" or func.attr.value == "view" and _shape_arguments(node)
+        ):
+            self.members.setdefault(func.value.value, set()).add(TORCH_ONLY_CALL)
         name = qualname(func) or ""
         if name == "builtins.isinstance" and node.args and isinstance(node.args[0].value, cst.Name):
             self.type_tested.add(node.args[0].value.value)
@@ -188,6 +192,15 @@ def _returned_names(value: cst.BaseExpression) -> Iterator[str]:
         for element in value.elements:
             if isinstance(element, cst.DictElement):
                 yield from _returned_names(element.value)
+
+
+def _shape_arguments(call: cst.Call) -> bool:
+    """``view(-1)``, ``view(b, -1)``: sizes (integer literals among them), not a dtype."""
+    return any(
+        isinstance(arg.value, cst.Integer)
+        or isinstance(arg.value, cst.UnaryOperation) and isinstance(arg.value.expression, cst.Integer)
+        for arg in call.args
+    )
 
 
 def _takes_tensors(qualname: str) -> bool:

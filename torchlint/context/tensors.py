@@ -262,7 +262,8 @@ def _combine(left: Optional[str], right: Optional[str]) -> Optional[str]:
 TORCH_ONLY_MEMBERS = frozenset(
     "backward detach cpu cuda numpy requires_grad grad grad_fn device is_cuda unsqueeze permute contiguous "
     "masked_fill masked_fill_ new_zeros new_ones new_empty new_full new_tensor type_as softmax log_softmax "
-    "float half long bool to expand expand_as repeat_interleave numel data_ptr".split()
+    "float half long bool to expand expand_as repeat_interleave numel data_ptr isfinite isnan isinf "
+    "masked_select index_select topk clamp clamp_ sigmoid unbind narrow logsumexp nelement".split()
 )
 # torch functions whose positional arguments are not (all) tensors: sequences, data, sizes.
 NOT_TENSOR_ARGUMENTS = frozenset(
