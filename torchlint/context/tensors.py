@@ -207,6 +207,8 @@ class TensorInference:
         owner_kind = self.kind(owner)
         if owner_kind == BATCH and method in _DEVICE_METHODS:
             return BATCH
+        if owner_kind is None and method in TENSOR_RESULT_METHODS:
+            return TENSOR  # (labels == c).type_as(probas): only a tensor has the method
         if owner_kind not in (TENSOR, HOST):
             return None
         if method in _NON_TENSOR_METHODS or method.startswith(("is_", "has_")):  # x.is_pinned(), adj.has_value()
@@ -264,6 +266,13 @@ TORCH_ONLY_MEMBERS = frozenset(
     "masked_fill masked_fill_ new_zeros new_ones new_empty new_full new_tensor type_as softmax log_softmax "
     "float half long bool to expand expand_as repeat_interleave numel data_ptr isfinite isnan isinf "
     "masked_select index_select topk clamp clamp_ sigmoid unbind narrow logsumexp nelement".split()
+)
+# Methods of TORCH_ONLY_MEMBERS that return a tensor and that a module lacks (`model.float()`
+# is a module): whatever they are called on, the result is a tensor.
+TENSOR_RESULT_METHODS = frozenset(
+    "detach unsqueeze permute contiguous masked_fill new_zeros new_ones new_empty new_full new_tensor type_as "
+    "softmax log_softmax expand_as repeat_interleave masked_select index_select clamp sigmoid narrow "
+    "logsumexp".split()
 )
 # torch functions whose positional arguments are not (all) tensors: sequences, data, sizes.
 NOT_TENSOR_ARGUMENTS = frozenset(

@@ -328,6 +328,23 @@ class HostSyncInHotPath(Rule):
             import torch
             from torch import nn
 
+            def per_class_terms(probas, labels, classes):
+                terms = []
+                for c in classes:
+                    fg = (labels == c).type_as(probas)  # only a tensor has type_as: fg is one
+                    if fg.sum() == 0:  # expect: TL201
+                        continue
+                    terms.append(hinge(fg, probas[:, c]))
+                return sum(terms)
+
+            class PresentLoss(nn.Module):
+                def forward(self, probas, labels):
+                    return per_class_terms(*self.flatten(probas, labels), self.classes)
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
             class AdaptiveHead(nn.Module):
                 def split_targets(self, target):
                     target = target.view(-1)  # view(-1) takes sizes: a tensor (numpy's view takes a dtype)
