@@ -55,7 +55,8 @@ class HostSyncInHotPath(Rule):
         "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
         "comparison is a truth test), and `print(t)`. In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions and loss "
-        "modules (and their helpers) every one is reported. In step code (`training_step` and its "
+        "modules (and their helpers) every one is reported, also `.item()` and `if x.any():` / "
+        "`x.all()` on a value whose kind the file cannot tell (there they are a tensor's). In step code (`training_step` and its "
         "family, training-loop bodies) only those that run once per element are reported: inside "
         "a loop or comprehension nested in the step. A single `loss.item()` per step for logging, a "
         "running total or a progress bar is accepted: it costs one sync per step, the price of "
@@ -325,6 +326,17 @@ class HostSyncInHotPath(Rule):
     )
     invalid = (
         Invalid("""
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def forward(self, tokens):
+                    out = self.embed(tokens)
+                    mask = self.state.get("padding_mask")  # of a kind the file cannot tell
+                    if mask.any():  # expect: TL201
+                        out = self.fill(out, mask)
+                    return out
+        """),
+        Invalid("""
             import torch
             from torch import nn
 
@@ -557,6 +569,14 @@ class HostSyncInHotPath(Rule):
         for operand in _truth_operands(test):
             if self.ctx.surely_tensor(operand):
                 self._flag(operand, "a truth test on a tensor")
+            elif self._unknown_reduction(operand):
+                # `if out["padding_mask"].any():` in model code (forward, a loss) tests a tensor
+                self._flag(operand, "a truth test on a tensor", model_code_only=True)
+
+    def _unknown_reduction(self, node: cst.BaseExpression) -> bool:
+        """``x.any()`` / ``x.all()`` of a value whose kind the inference cannot tell."""
+        method = method_call(node, "any", "all")
+        return method is not None and not node.args and self.ctx.tensor_kind(method.value) is None
 
     def _holders(self) -> Tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
         """The parent of the visited node and its grandparent (an ``Arg`` and its call)."""
