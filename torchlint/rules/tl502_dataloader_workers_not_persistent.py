@@ -33,7 +33,9 @@ class DataloaderWorkersNotPersistent(Rule):
         "loop that iterates it is still one pass), kept on `self`, returned by a Lightning "
         "`train_dataloader` / `val_dataloader` hook (also through the name it is assigned to), which Lightning iterates every epoch, a shuffled "
         "`DataLoader` or one with a sampler of its own (a training loader) that its function returns "
-        "for the caller to train on (not one built for a given epoch, `build_iter(self, epoch)`), or "
+        "for the caller to train on, or an evaluation loader returned beside one (`return train_iter, "
+        "test_iter`: the loop that trains on one evaluates on the other every epoch), not one built "
+        "for a given epoch (`build_iter(self, epoch)`); or "
         "iterated by a function of the same file that is called from a loop (a loader built at "
         "module level, or in `main()` and passed along, and iterated by `train(epoch)`). The same "
         "file is followed through module-level names, parameters at call sites, `self` attributes, "
@@ -208,14 +210,14 @@ class DataloaderWorkersNotPersistent(Rule):
             from torch.utils.data import DataLoader
             def make_loaders(train_set, val_set, workers):
                 train_loader = DataLoader(train_set, shuffle=True, num_workers=workers)  # expect: TL502
-                val_loader = DataLoader(val_set, num_workers=workers)
-                return train_loader, val_loader
+                val_loader = DataLoader(val_set, num_workers=workers)  # expect: TL502
+                return train_loader, val_loader  # the loop that trains on one evaluates on the other
         """, fixed="""
             from torch.utils.data import DataLoader
             def make_loaders(train_set, val_set, workers):
                 train_loader = DataLoader(train_set, shuffle=True, num_workers=workers, persistent_workers=workers > 0)
-                val_loader = DataLoader(val_set, num_workers=workers)
-                return train_loader, val_loader
+                val_loader = DataLoader(val_set, num_workers=workers, persistent_workers=workers > 0)
+                return train_loader, val_loader  # the loop that trains on one evaluates on the other
         """),
         Invalid("""
             import torch
@@ -356,24 +358,50 @@ class DataloaderWorkersNotPersistent(Rule):
     def _training_loader_handed_back(self, node: cst.Call, parent, held: Optional[str]) -> bool:
         """A shuffled ``DataLoader``, or one with a sampler of its own (a training loader: training
         runs epochs), that its function returns (``return DataLoader(train_set, shuffle=True,
-        ...)``, ``return train_loader, val_loader``) for the caller to iterate every epoch; not
-        one built for a given epoch (``build_iter(self, epoch)``). (A subclass may keep its
-        workers itself: YOLO's ``InfiniteDataLoader`` iterates one endless sampler.)"""
+        ...)``, ``return train_loader, val_loader``) for the caller to iterate every epoch, and an
+        evaluation loader returned beside one (``return train_iter, test_iter``: the loop that
+        takes both evaluates every epoch); not one built for a given epoch (``build_iter(self,
+        epoch)``). (A subclass may keep its workers itself: YOLO's ``InfiniteDataLoader``
+        iterates one endless sampler.)"""
         if self.ctx.qualname(node.func) != DATALOADER:
-            return False
-        shuffle = argument(self.ctx, node, "shuffle", SHUFFLE_POSITION)
-        sampled = any(  # a sampler of its own (a training sampler shuffles itself)
-            arg is not None and not is_name(arg.value, "None")
-            for arg in (keyword(node, "sampler"), keyword(node, "batch_sampler"))
-        )
-        if (shuffle is None or literal_value(shuffle) in (False, None)) and not sampled:
             return False
         function = self.ctx.scope.function
         if isinstance(function.node, cst.FunctionDef) and any(
             EPOCH_NAME.search(param.name.value) for param in function.node.params.params
         ):
             return False  # build_iter(self, epoch): a loader built anew for each epoch
-        return isinstance(parent, cst.Return) or (held is not None and held in self.ctx.returned_names())
+        beside = self._returned_tuple(node, held)
+        if not self._trains(node):  # an evaluation loader returned with a training loader
+            return beside is not None and any(self._trains(loader) for loader in map(self._loader_call, beside) if loader)
+        return isinstance(parent, cst.Return) or beside is not None or (held is not None and held in self.ctx.returned_names())
+
+    def _trains(self, node: cst.Call) -> bool:
+        """Is the ``DataLoader`` call shuffled, or given a sampler of its own (a training sampler
+        shuffles itself)?"""
+        shuffle = argument(self.ctx, node, "shuffle", SHUFFLE_POSITION)
+        return (shuffle is not None and literal_value(shuffle) not in (False, None)) or any(
+            arg is not None and not is_name(arg.value, "None")
+            for arg in (keyword(node, "sampler"), keyword(node, "batch_sampler"))
+        )
+
+    def _returned_tuple(self, node: cst.Call, held: Optional[str]) -> Optional[List[cst.BaseExpression]]:
+        """The elements of a tuple the current function returns that holds ``node``, or the name
+        holding it (``return train_iter, test_iter``)."""
+        function = self.ctx.scope.function.node
+        if not isinstance(function, cst.FunctionDef):
+            return None
+        for returned in descendants(function.body):
+            if isinstance(returned, cst.Return) and isinstance(returned.value, cst.Tuple):
+                values = [element.value for element in returned.value.elements]
+                if any(value is node or (held is not None and is_name(value, held)) for value in values):
+                    return values
+        return None
+
+    def _loader_call(self, value: cst.BaseExpression) -> Optional[cst.Call]:
+        """The DataLoader call ``value`` is, or that the name ``value`` was assigned (so far)."""
+        if isinstance(value, cst.Name):
+            value = self.ctx.value_of(value.value)
+        return value if isinstance(value, cst.Call) and dataloader_call(self.ctx, value) else None
 
     def visit_Name(self, node: cst.Name) -> None:
         """A loader named in the body of a loop (an epoch loop) after it was built is iterated again."""
