@@ -27,6 +27,7 @@ _HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": ("lengths", 1)}
 _QUIET_CALLS = frozenset(
     f"builtins.{name}" for name in "print str repr format len int float bool round".split()
 )
+_COMPARED_REDUCTIONS = ("any", "all", "sum", "max", "min", "mean")  # `if x.sum() == 0:` tests the result
 # Builtins that compare their arguments: given a tensor, each comparison is a truth test.
 _COMPARING_BUILTINS = frozenset({"builtins.max", "builtins.min"})
 
@@ -56,7 +57,8 @@ class HostSyncInHotPath(Rule):
         "comparison is a truth test), and `print(t)`. In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions and loss "
         "modules (and their helpers) every one is reported, also `.item()` and `if x.any():` / "
-        "`x.all()` on a value whose kind the file cannot tell (there they are a tensor's). In step code (`training_step` and its "
+        "`x.all()`, or `x.sum() == 0`, on a value whose kind the file cannot tell (there they are a "
+        "tensor's). In step code (`training_step` and its "
         "family, training-loop bodies) only those that run once per element are reported: inside "
         "a loop or comprehension nested in the step. A single `loss.item()` per step for logging, a "
         "running total or a progress bar is accepted: it costs one sync per step, the price of "
@@ -334,6 +336,8 @@ class HostSyncInHotPath(Rule):
                     mask = self.state.get("padding_mask")  # of a kind the file cannot tell
                     if mask.any():  # expect: TL201
                         out = self.fill(out, mask)
+                    if mask.sum() == 0:  # expect: TL201
+                        return out
                     return out
         """),
         Invalid("""
@@ -573,9 +577,15 @@ class HostSyncInHotPath(Rule):
                 # `if out["padding_mask"].any():` in model code (forward, a loss) tests a tensor
                 self._flag(operand, "a truth test on a tensor", model_code_only=True)
 
-    def _unknown_reduction(self, node: cst.BaseExpression) -> bool:
-        """``x.any()`` / ``x.all()`` of a value whose kind the inference cannot tell."""
-        method = method_call(node, "any", "all")
+    def _unknown_reduction(self, node: cst.BaseExpression, reductions: Tuple[str, ...] = ("any", "all")) -> bool:
+        """``x.any()`` / ``x.all()`` of a value whose kind the inference cannot tell, also
+        compared (``x.sum() == 0``, ``x.max() > limit``: the reductions of arrays)."""
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            return any(
+                self._unknown_reduction(side, _COMPARED_REDUCTIONS)
+                for side in (node.left, node.comparisons[0].comparator)
+            )
+        method = method_call(node, *reductions)
         return method is not None and not node.args and self.ctx.tensor_kind(method.value) is None
 
     def _holders(self) -> Tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
