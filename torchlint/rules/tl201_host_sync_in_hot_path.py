@@ -12,7 +12,7 @@ from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name, method_call, positional
+from torchlint.syntax import assigned_name, is_name, keyword, method_call, positional
 from torchlint.walker import descendants
 
 
@@ -106,9 +106,20 @@ class HostSyncInHotPath(Rule):
         "queue is empty, the second read waits for nothing), for shapes and sizes (`int(x.shape[0])`), for identity tests "
         "(`if mask is None`), or for bare parameters whose use shows nothing tensor-like "
         "(`if use_cache:`), nor for the `lengths` given to `pack_padded_sequence`, which takes them "
-        "only in host memory (already there when they come from the collate function)."
+        "only in host memory (already there when they come from the collate function), also "
+        "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def forward(self, x, lengths, other_lengths):
+                    packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu().int(), batch_first=True)
+                    other_lengths = other_lengths.cpu().long()  # pack_padded_sequence takes host lengths
+                    other = nn.utils.rnn.pack_padded_sequence(x, other_lengths, batch_first=True)
+                    return self.rnn(packed), self.rnn(other)
+        """),
         Valid("""
             import numpy as np
 
@@ -594,18 +605,38 @@ class HostSyncInHotPath(Rule):
         return self.ctx.parent, ancestors[-2] if len(ancestors) > 1 else None
 
     def _host_argument(self, node: cst.Call) -> bool:
-        """Is ``node`` passed where the callee requires a host value (``pack_padded_sequence``'s lengths)?"""
-        arg, call = self._holders()
-        if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+        """Is ``node`` passed where the callee requires a host value (``pack_padded_sequence``'s
+        lengths), also after conversions (``lengths.cpu().int()``) or through the name it is
+        stored in (``lengths = lengths.cpu().long()`` ... ``pack_padded_sequence(x, lengths)``)?"""
+        ancestors = self.ctx.ancestors
+        current: cst.CSTNode = node
+        index = len(ancestors) - 1
+        while index > 0 and isinstance(ancestors[index], cst.Attribute) and ancestors[index].value is current \
+                and ancestors[index].attr.value in _CONVERSIONS and isinstance(ancestors[index - 1], cst.Call):
+            current, index = ancestors[index - 1], index - 2
+        holder = ancestors[index] if index >= 0 else None
+        stored = assigned_name(holder, current)
+        if stored is not None:
+            return any(
+                is_name(argument, stored)
+                for call in descendants(self.ctx.scope.function.node) if isinstance(call, cst.Call)
+                for argument in (self._wanted_on_host(call),) if argument is not None
+            )
+        if not isinstance(holder, cst.Arg) or index < 1 or not isinstance(ancestors[index - 1], cst.Call):
             return False
+        return self._wanted_on_host(ancestors[index - 1]) is holder.value
+
+    def _wanted_on_host(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The argument ``call`` takes only in host memory, if it is such a call and passes it."""
         wanted = _HOST_ARGUMENTS.get(self.ctx.qualname(call.func) or "")
         if wanted is None:
-            return False
+            return None
         name, position = wanted
-        if arg.keyword is not None:
-            return arg.keyword.value == name
+        named = keyword(call, name)
+        if named is not None:
+            return named.value
         args = positional(call)
-        return len(args) > position and args[position] is arg
+        return args[position].value if len(args) > position else None
 
     def _leaves_torch(self, node: cst.Call) -> bool:
         """Is ``node`` a conversion to numpy (``t.numpy()``, ``t.cpu().numpy()``,
