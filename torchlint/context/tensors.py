@@ -14,6 +14,7 @@ from typing import Callable, List, Optional
 import libcst as cst
 
 from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, data_argument, factory_name, passes
+from torchlint.syntax import dotted_name
 
 TENSOR = "tensor"
 HOST = "host"
@@ -49,6 +50,10 @@ _HOST_METHODS = frozenset({"cpu"})
 HOST_READ_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
 HOST_READ_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
 _DEVICE_METHODS = frozenset({"cuda", "to"})
+DTYPES = frozenset(
+    f"torch.{name}" for name in
+    "bool uint8 int8 int16 int32 int64 short int long float16 half bfloat16 float32 float float64 double".split()
+)
 _NON_TENSOR_ATTRS = frozenset("shape dtype device ndim is_cuda requires_grad grad_fn layout names".split())
 _TENSOR_ATTRS = frozenset("T mT H mH data real imag grad values indices".split())
 _NON_TENSOR_ANNOTATIONS = frozenset("int float bool str list dict tuple set bytes None".split())
@@ -216,6 +221,10 @@ class TensorInference:
         if method in _HOST_METHODS:
             return HOST
         if method in _DEVICE_METHODS:
+            if method == "to" and node.args and all(
+                arg.keyword is None and is_dtype(arg.value, self._qualname) for arg in node.args
+            ):
+                return owner_kind  # x.to(torch.float16), x.to(dtype): a cast stays where it is
             moves_to_cpu = node.args and self.kind(node.args[0].value) == CPU
             return HOST if moves_to_cpu else TENSOR
         return owner_kind
@@ -229,6 +238,12 @@ class TensorInference:
         if node.attr.value in _TENSOR_ATTRS:
             return owner_kind
         return None
+
+
+def is_dtype(node: cst.BaseExpression, qualname: Callable) -> bool:
+    """``torch.float16``, or a name or attribute called ``dtype`` (``x.dtype``, ``self.dtype``)."""
+    name = qualname(node) or dotted_name(node) or ""
+    return name in DTYPES or name.rsplit(".", 1)[-1] == "dtype"
 
 
 def _names_cpu(string: cst.SimpleString) -> bool:

@@ -11,6 +11,7 @@ from torchlint.context.dataflow import MAX_TRAIL
 from torchlint.context.devices import Move, device_move, host_factory, moved_by_helper
 from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, RANDOM_FACTORIES, WINDOWS, factory_name
 from torchlint.context.scopes import constructing
+from torchlint.context.tensors import is_dtype
 from torchlint.diagnostics import SAFE, UNSAFE
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -35,10 +36,6 @@ _STAYS_ON_HOST = _PASS_THROUGH | frozenset(
 )
 
 
-_DTYPES = frozenset(
-    f"torch.{name}" for name in
-    "bool uint8 int8 int16 int32 int64 short int long float16 half bfloat16 float32 float float64 double".split()
-)
 # Torch functions whose result is where their first argument is (followed back to a factory).
 _JOINING = frozenset({"torch.cat", "torch.concat", "torch.stack"})  # of host tensors only: a host tensor
 _HOST_KEEPING = frozenset(
@@ -606,8 +603,7 @@ class FactoryWithoutDevice(Rule):
         args = positional(node) if method is not None else []
         if len(args) != 1 or node.args[0].keyword is not None:
             return False
-        name = self.ctx.qualname(args[0].value) or dotted_name(args[0].value) or ""
-        return name in _DTYPES or name.rsplit(".", 1)[-1] == "dtype"
+        return is_dtype(args[0].value, self.ctx.qualname)
 
     def _host_function(self, node: cst.Call) -> bool:
         """A torch function of a tensor that keeps it where it is (``torch.triu(ones, 1)``,

@@ -242,6 +242,17 @@ class FactoryMeetsDeviceTensor(Rule):
     valid = (
         Valid("""
             import torch
+            from torch import nn
+
+            class Decoder(nn.Module):
+                def forward(self, x, past):
+                    mask = torch.full((x.size(1), x.size(1)), float("-inf")).triu(1)
+                    mask = mask.to(x.dtype)  # a cast: the mask stays on the host
+                    mask = torch.cat([torch.zeros(x.size(1), past), mask], dim=-1)
+                    return self.attend(x, mask.to(x.device))
+        """),
+        Valid("""
+            import torch
             def listwise_loss(logits, docs_per_query: list, max_docs: int):
                 matrix = torch.full((len(docs_per_query), max_docs), -1e16, device=logits.device)
                 # sized by the data: on the device it would wait for the counts to size its output
