@@ -17,9 +17,9 @@ import libcst as cst
 from torchlint.context.scopes import is_training_step_call
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
-    is_tensor_op, merge_kinds,
+    is_dtype, is_tensor_op, merge_kinds,
 )
-from torchlint.syntax import dotted_name, is_name
+from torchlint.syntax import dotted_name, is_name, method_call
 from torchlint.walker import descendants, direct_nodes, iter_children, simple_statements
 
 _JOINS = frozenset("cat concat concatenate stack hstack vstack dstack".split())
@@ -229,12 +229,18 @@ def attribute_kinds(cls: cst.ClassDef, qualname: Callable) -> Dict[str, Optional
 
 
 def _assigned_kind(value: cst.BaseExpression, name: str, qualname: Callable):
-    """The kind ``self.<name> = value`` gives; "skip" for ``None`` and for updates of itself."""
-    if is_name(value, "None") or any(
+    """The kind ``self.<name> = value`` gives; "skip" for ``None`` and for updates of itself,
+    unless the update moves it to a device (``self.alpha = self.alpha.to(x.device)``)."""
+    if is_name(value, "None"):
+        return "skip"
+    if any(
         isinstance(node, cst.Attribute) and node.attr.value == name and is_name(node.value, "self")
         for node in descendants(value)
     ):
-        return "skip"
+        moved = method_call(value, "cuda", "to")
+        if moved is None or moved.attr.value == "to" and all(is_dtype(arg.value, qualname) for arg in value.args):
+            return "skip"
+        return TENSOR
     if isinstance(value, cst.Call) and qualname(value.func) in _PARAMETERS:
         return TENSOR
     kind = TensorInference(qualname, lambda _: None, lambda _: None).kind(value)

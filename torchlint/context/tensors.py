@@ -103,7 +103,7 @@ def _factory_kind(factory: str, call: cst.Call, kind: Callable) -> Optional[str]
     if factory in DATA_FACTORIES:
         data = data_argument(call)
         # A tensor argument keeps its device; anything else is built in host memory.
-        return HOST if data is not None and kind(data) == NOT else TENSOR
+        return HOST if data is not None and kind(data) in (NOT, None) else TENSOR
     return HOST
 
 

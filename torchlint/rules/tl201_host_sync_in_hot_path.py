@@ -111,6 +111,15 @@ class HostSyncInHotPath(Rule):
     )
     valid = (
         Valid("""
+            import torch
+            from torch import nn
+
+            class Replay(nn.Module):
+                def forward(self, x):
+                    count = int(torch.as_tensor(self.recorded_shape).prod().item())  # host data: no GPU wait
+                    return self.net(x), count
+        """),
+        Valid("""
             from torch import nn
 
             class Encoder(nn.Module):
@@ -338,6 +347,20 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class FocalLoss(nn.Module):
+                def __init__(self, alpha):
+                    super().__init__()
+                    self.alpha = torch.tensor(alpha)  # on the host here, moved below on the first call
+
+                def forward(self, pred, label):
+                    if (self.alpha > 0).any():  # expect: TL201
+                        self.alpha = self.alpha.to(device=pred.device, dtype=pred.dtype)
+                    return (pred - label).abs().mul(self.alpha).mean()
+        """),
         Invalid("""
             from torch import nn
 
