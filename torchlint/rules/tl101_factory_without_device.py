@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Union
+from typing import Optional
 
 import libcst as cst
 
@@ -94,9 +94,7 @@ class FactoryWithoutDevice(Rule):
         "filled in place, `.uniform_()`, cast with `.type(dtype)`, or passed through a torch "
         "function of host tensors, `torch.triu(...)`, `torch.bernoulli(...)`, `nn.init.zeros_(...)`, "
         "`torch.eye(n)[labels.cpu()]`, or joined with other host tensors, `torch.cat([...])`) is then moved with `.to(device)`, `.cuda()`, `.type_as(t)` "
-        "or `x.new_tensor(...)`, in the same expression or later in the same function, or "
-        "returned by a function of the file whose caller moves the result (`timing_signal(n).to(x)`, "
-        "not while the module is built). Not in the "
+        "or `x.new_tensor(...)`, in the same expression or later in the same function. Not in the "
         "code a test module runs once (its module level, `test_*` functions and their set-up): a "
         "test's inputs are built once, often on the CPU on purpose."
     )
@@ -143,7 +141,7 @@ class FactoryWithoutDevice(Rule):
         "`long`), for `.to(t)` of another tensor (it also takes `t`'s dtype), for `.type_as(t)` of "
         "an expression (folding would evaluate it twice), when a comment sits in the dropped part, "
         "and when the move happens later (`idx = torch.randperm(n)` ... `idx.to(device)`: the host "
-        "tensor may be used in between) or in a caller (the function would need a device parameter). `non_blocking` is dropped with the move: no copy is left. "
+        "tensor may be used in between). `non_blocking` is dropped with the move: no copy is left. "
         "The later form is not reported when the tensor is filled element by element before the "
         "move (`t[k] = ...`: building on the host and copying once is the right order; a "
         "whole-tensor initialiser such as `uniform_()` or `fill_()` does not count, it could run on "
@@ -290,18 +288,6 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
-        Invalid("""
-            import torch
-            from torch import nn
-
-            def timing_signal(length, channels):
-                position = torch.arange(length, dtype=torch.float)  # expect: TL101
-                return torch.sin(position.unsqueeze(1) / channels)
-
-            class Encoder(nn.Module):
-                def forward(self, x):
-                    return x + timing_signal(x.size(2), x.size(1)).to(x)  # the caller moves it
-        """),
         Invalid("""
             import torch
             from torch import nn
@@ -492,24 +478,6 @@ class FactoryWithoutDevice(Rule):
         """),
     )
 
-    def __init__(self, ctx, sink) -> None:
-        super().__init__(ctx, sink)
-        self._returned: Dict[int, List[cst.Call]] = {}  # id(function) -> host factories it returns
-        self._moved: Set[int] = set()  # id(function) whose results a caller moves to a device
-
-    def visit_Return(self, node: cst.Return) -> None:
-        function = self.ctx.scope.function.node
-        if node.value is not None and isinstance(function, cst.FunctionDef):
-            built = self._host_built(node.value)
-            if isinstance(built, cst.Call):
-                self._returned.setdefault(id(function), []).append(built)
-
-    def leave_Module(self, node: cst.Module) -> None:
-        """Host factories that a function returns and a caller moves (``get_timing_signal(n).to(x)``)."""
-        for function in self._moved:
-            for built in self._returned.get(function, ()):
-                self.report(built)
-
     def visit_Call(self, node: cst.Call) -> None:
         if method_call(node, "new_tensor") is not None:
             if not self.ctx.in_test_case():
@@ -552,16 +520,13 @@ class FactoryWithoutDevice(Rule):
         in the class. Reported at the factory, without a fix (the host tensor may be used
         before the move)."""
         built = self._host_built(moved)
-        if isinstance(built, cst.Call):
+        if built is not None:
             self.report(built)
-        elif isinstance(built, cst.FunctionDef) and not constructing(self.ctx.scope.function):
-            self._moved.add(id(built))  # its host factories are reported once the file is walked
 
-    def _host_built(self, node: cst.BaseExpression) -> Union[cst.Call, cst.FunctionDef, None]:
+    def _host_built(self, node: cst.BaseExpression) -> Optional[cst.Call]:
         """The factory call a host tensor ``node`` was built from, following reassignments in
         this function, ``self`` attributes, steps that keep it on the host (views, casts,
-        ``repeat``) and arithmetic with anything that is not a device tensor; or the function
-        of this file whose result it is (``signal = timing_signal(n)``)."""
+        ``repeat``) and arithmetic with anything that is not a device tensor."""
         assigned: Optional[cst.BaseExpression] = None  # the assignment being looked through
         for _ in range(MAX_TRAIL):
             if isinstance(node, cst.Name):
@@ -590,8 +555,6 @@ class FactoryWithoutDevice(Rule):
                 node = node.value  # torch.eye(n)[labels.cpu()]: rows picked on the host
             else:
                 factory = host_factory(self.ctx, node) if node is not None else None
-                if factory is None and isinstance(node, cst.Call):
-                    return self.ctx.function_here(node.func)
                 if factory is None or _nothing_to_spare(node, factory):
                     return None
                 return node
