@@ -29,7 +29,7 @@ from torchlint.context.scopes import (
 )
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
-    UNBOUND, dimension_index, dimension_source, parameter_kind, shape_source,
+    dimension_index, dimension_source, parameter_kind, shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
 from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name
@@ -569,7 +569,7 @@ class FileContext:
         if holder is None:
             return None
         kind = holder.kinds[name]
-        if kind is not None or holder is not self._here or name in self._resolving or self._known_non_tensor(holder, name):
+        if kind is not None or holder is not self._here or name in self._resolving or holder.known_non_tensor(name):
             return kind
         if self._torch_evidence(name):
             return TENSOR
@@ -581,13 +581,6 @@ class FileContext:
             return self._inference.kind(value)
         finally:
             self._resolving.discard(name)
-
-    @staticmethod
-    def _known_non_tensor(holder: Bindings, name: str) -> bool:
-        """Does ``name`` hold something known not to be a tensor on some path (``pad = [0, 0]``
-        in one branch, ``pad = torch.zeros(2)`` in the other)? Then how it is used cannot tell
-        which. A path where its value is merely unknown (a parameter) does not count."""
-        return not holder.ambiguous.get(name, frozenset()) <= {TENSOR, HOST, None, UNBOUND}
 
     def _torch_evidence(self, name: str, function: Optional[Scope] = None) -> bool:
         """Is ``name`` used in the current function (or ``function``) in a way only torch

@@ -20,7 +20,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.context.tensors import UNBOUND, merge_kinds
+from torchlint.context.tensors import HOST, TENSOR, UNBOUND, merge_kinds
 
 # `to_device(` also matches move_to_device/send_to_device; `to_cuda(` is matched by `cuda(`.
 _CUDA_USE = re.compile(r"cuda[.(\"':]|\.to\(\s*(\w+\.)*\w*(device|gpu)\w*\s*[,)]|to_device\(")
@@ -74,6 +74,12 @@ class Bindings:
             frame.before.setdefault(name, self.kinds.get(name, UNBOUND))
             frame.bound.add(name)
         self.kinds[name] = kind
+
+    def known_non_tensor(self, name: str) -> bool:
+        """Does ``name`` hold something known not to be a tensor on some path (``pad = [0, 0]``
+        in one branch, ``pad = torch.zeros(2)`` in the other)? Then how it is used cannot tell
+        which. A path where its value is merely unknown (a parameter) does not count."""
+        return not self.ambiguous.get(name, frozenset()) <= {TENSOR, HOST, None, UNBOUND}
 
     def latest(self, name: str, before: Optional[int] = None) -> Optional[cst.BaseExpression]:
         """The value bound last (before the assignment numbered ``before``, if given)."""

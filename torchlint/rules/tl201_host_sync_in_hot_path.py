@@ -632,11 +632,7 @@ class HostSyncInHotPath(Rule):
         lengths), also after conversions (``lengths.cpu().int()``) or through the name it is
         stored in (``lengths = lengths.cpu().long()`` ... ``pack_padded_sequence(x, lengths)``)?"""
         ancestors = self.ctx.ancestors
-        current: cst.CSTNode = node
-        index = len(ancestors) - 1
-        while index > 0 and isinstance(ancestors[index], cst.Attribute) and ancestors[index].value is current \
-                and ancestors[index].attr.value in _CONVERSIONS and isinstance(ancestors[index - 1], cst.Call):
-            current, index = ancestors[index - 1], index - 2
+        current, index = self._through_conversions(node)
         holder = ancestors[index] if index >= 0 else None
         stored = assigned_name(holder, current)
         if stored is not None:
@@ -674,19 +670,25 @@ class HostSyncInHotPath(Rule):
                 return True
             if self._handed_outside_torch(node) or self._offloads():
                 return True
-        ancestors = self.ctx.ancestors
-        current: cst.CSTNode = node
-        for index in range(len(ancestors) - 1, 0, -2):
-            attribute, call = ancestors[index], ancestors[index - 1]
-            if not (isinstance(attribute, cst.Attribute) and attribute.value is current
-                    and isinstance(call, cst.Call) and call.func is attribute):
-                return False
-            if attribute.attr.value == "numpy":
-                return True
-            if attribute.attr.value not in _CONVERSIONS:
-                return False
-            current = call
-        return False
+        current, index = self._through_conversions(node)
+        return index > 0 and self._method_of(current, index) == "numpy"
+
+    def _through_conversions(self, node: cst.Call) -> Tuple[cst.CSTNode, int]:
+        """The outermost of ``node``'s chain of conversions (``t.cpu().detach().long()``), and the
+        index among the ancestors of what holds it."""
+        current, index = node, len(self.ctx.ancestors) - 1
+        while index > 0 and self._method_of(current, index) in _CONVERSIONS:
+            current, index = self.ctx.ancestors[index - 1], index - 2
+        return current, index
+
+    def _method_of(self, receiver: cst.CSTNode, index: int) -> Optional[str]:
+        """The method called on ``receiver`` when its ancestors at ``index`` and ``index - 1`` are
+        ``receiver.method`` and the call of it."""
+        attribute, call = self.ctx.ancestors[index], self.ctx.ancestors[index - 1]
+        if isinstance(attribute, cst.Attribute) and attribute.value is receiver \
+                and isinstance(call, cst.Call) and call.func is attribute:
+            return attribute.attr.value
+        return None
 
     def _offloads(self) -> bool:
         """Is the ``.cpu()`` in a block that frees the GPU's cache (``feat = f(x).cpu()``;

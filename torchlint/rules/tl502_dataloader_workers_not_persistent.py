@@ -13,7 +13,7 @@ from torchlint.context.loaders import (
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import assigned_name, dotted_name, is_name, keyword, literal_value
-from torchlint.walker import descendants
+from torchlint.walker import descendants, simple_statements
 
 
 class DataloaderWorkersNotPersistent(Rule):
@@ -390,11 +390,12 @@ class DataloaderWorkersNotPersistent(Rule):
         function = self.ctx.scope.function.node
         if not isinstance(function, cst.FunctionDef):
             return None
-        for returned in descendants(function.body):
-            if isinstance(returned, cst.Return) and isinstance(returned.value, cst.Tuple):
-                values = [element.value for element in returned.value.elements]
-                if any(value is node or (held is not None and is_name(value, held)) for value in values):
-                    return values
+        for line in simple_statements(function.body):
+            for returned in line.body:
+                if isinstance(returned, cst.Return) and isinstance(returned.value, cst.Tuple):
+                    values = [element.value for element in returned.value.elements]
+                    if any(value is node or (held is not None and is_name(value, held)) for value in values):
+                        return values
         return None
 
     def _loader_call(self, value: cst.BaseExpression) -> Optional[cst.Call]:
