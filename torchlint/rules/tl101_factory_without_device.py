@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import libcst as cst
 
@@ -70,6 +70,19 @@ def _nothing_to_spare(call: cst.Call, factory: str) -> bool:
 
 def _has_call(node: cst.BaseExpression) -> bool:
     return any(isinstance(child, cst.Call) for child in descendants(node))
+
+
+def _single_comparison(node: cst.BaseExpression) -> bool:
+    """``a > b``: one comparison, whose result is a tensor where ``a`` or ``b`` is one."""
+    return isinstance(node, cst.Comparison) and len(node.comparisons) == 1 \
+        and not isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
+
+
+def _operands(node) -> Tuple[cst.BaseExpression, cst.BaseExpression]:
+    """The two sides of a binary operation or of a single comparison."""
+    if isinstance(node, cst.BinaryOperation):
+        return node.left, node.right
+    return node.left, node.comparisons[0].comparator
 
 
 def _under_chain(node: cst.BaseExpression) -> cst.BaseExpression:
@@ -312,6 +325,18 @@ class FactoryWithoutDevice(Rule):
                     return self.rnn(x * mask * keep, h), causal
         """),
         Invalid("""
+            import torch
+
+            def dropout_mask(x, p):
+                return (torch.rand(x.size()) > p).to(x.device)  # expect: TL101
+
+            def pair_mask(mentions):
+                pairs = torch.arange(mentions.shape[0])  # expect: TL101
+                pairs = pairs.unsqueeze(1) - pairs.unsqueeze(0)
+                pairs = torch.log((pairs > 0).to(torch.float))
+                return pairs.to(mentions.device)
+        """),  # a comparison and a cast keep the factory's result on the host
+        Invalid("""
             import pytest
             import torch
 
@@ -535,11 +560,12 @@ class FactoryWithoutDevice(Rule):
                 node = assigned = self.ctx.value_of(node.value, before=assigned)
             elif isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
                 node = self.ctx.attribute_value(node.attr.value)
-            elif isinstance(node, cst.BinaryOperation):
-                left, right = self.ctx.tensor_kind(node.left), self.ctx.tensor_kind(node.right)
-                if TENSOR in (left, right):
+            elif isinstance(node, cst.BinaryOperation) or _single_comparison(node):
+                left, right = _operands(node)
+                left_kind, right_kind = self.ctx.tensor_kind(left), self.ctx.tensor_kind(right)
+                if TENSOR in (left_kind, right_kind):
                     return None  # combined with a device tensor (TL102's case)
-                node = node.left if left == HOST or _has_call(node.left) else node.right
+                node = left if left_kind == HOST or _has_call(left) else right
             elif isinstance(node, cst.UnaryOperation):
                 node = node.expression
             elif method_call(node, *_STAYS_ON_HOST) is not None or self._cast(node):
@@ -561,8 +587,9 @@ class FactoryWithoutDevice(Rule):
         return None
 
     def _cast(self, node: cst.BaseExpression) -> bool:
-        """``t.type(torch.bool)``, ``t.type(x.dtype)``: a cast, not a move (``.type(torch.cuda.FloatTensor)`` is one)."""
-        method = method_call(node, "type")
+        """``t.type(torch.bool)``, ``t.to(torch.float)``, ``t.type(x.dtype)``: a cast, not a move
+        (``.type(torch.cuda.FloatTensor)`` is one)."""
+        method = method_call(node, "type", "to")
         args = positional(node) if method is not None else []
         if len(args) != 1 or node.args[0].keyword is not None:
             return False
