@@ -86,6 +86,11 @@ class Bindings:
         entry = self._latest(name, before)
         return entry[1] if entry else None
 
+    def binding(self, name: str, before: Optional[int] = None) -> Optional[Tuple[int, Optional[cst.BaseExpression]]]:
+        """(assignment number, value) of the binding ``latest`` reads."""
+        entry = self._latest(name, before)
+        return (entry[0], entry[1]) if entry else None
+
     def conditional(self, name: str, before: Optional[int] = None) -> bool:
         """Was that value bound in a branch the walk has since left (``if flip: img = img[:, ::-1]``),
         so that the code here runs with it on some paths only?"""

@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchlint.context.calls import CallSites, is_parameter
 from torchlint.context.scopes import method_def
-from torchlint.syntax import assigned_name, dotted_name, literal_value, positional
+from torchlint.syntax import assigned_name, dotted_name, is_name, literal_value, positional
 from torchlint.walker import descendants, returned_values, simple_statements
 
 DATALOADER = "torch.utils.data.DataLoader"
@@ -260,6 +260,37 @@ def returned_by_epoch_hook(ctx, node: cst.Call) -> bool:
     )
 
 
+def passed_through(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The loader a call hands back to be iterated: ``cycle(dl)`` of a generator of this file
+    that walks its parameter again and again (``while True: for x in dl: yield x``), or
+    ``accelerator.prepare(dl)``, which wraps one loader."""
+    args = positional(call)
+    if len(args) != 1 or len(call.args) != 1:
+        return None
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        owner = dotted_name(func.value) or ""
+        return args[0].value if func.attr.value == "prepare" and owner.rsplit(".", 1)[-1] == "accelerator" else None
+    function = ctx.module_scope.methods.get(func.value) if isinstance(func, cst.Name) else None
+    return args[0].value if function is not None and function.kind == "function" and _cycles(function.node) else None
+
+
+def _cycles(function: cst.FunctionDef) -> bool:
+    """Does the generator ``function`` walk its first parameter in a ``while True`` loop?"""
+    params = function.params.params
+    if not params:
+        return False
+    walked = params[0].name.value
+    return any(
+        isinstance(loop, cst.While) and is_name(loop.test, "True") and any(
+            isinstance(inner, cst.For) and is_name(inner.iter, walked)
+            and any(isinstance(node, cst.Yield) for node in descendants(inner.body))
+            for inner in descendants(loop.body)
+        )
+        for loop in descendants(function.body)
+    )
+
+
 def lightning_class(ctx, cls, depth: int = 0) -> bool:
     """Is the class scope ``cls`` a Lightning module or data module (``LightningDataModule``, a
     ``*DataModule`` base), also through a base class of this file?"""
@@ -309,7 +340,9 @@ class LoaderSources:
             if loader_class(ctx, node.func):
                 return ("loader", node)
             inner = unwrap_iteration(ctx, node)
-            if inner is not node and depth < _MAX_DEPTH:  # `pbar = tqdm(enumerate(loader))`
+            if inner is node:
+                inner = passed_through(ctx, node) or node
+            if inner is not node and depth < _MAX_DEPTH:  # `pbar = tqdm(enumerate(loader))`, `cycle(loader)`
                 return self.ref(inner, assigned, depth + 1)
             return self._returned(node.func)
         return None
@@ -370,12 +403,15 @@ class LoaderSources:
             return [self._value_ref(function, value) for value in returned_values(function.node)]
         return []
 
-    def _value_ref(self, scope, value: Optional[cst.BaseExpression], depth: int = 0) -> Optional[Ref]:
-        """A reference for ``value``, an expression of ``scope`` (read after the walk)."""
+    def _value_ref(self, scope, value: Optional[cst.BaseExpression], depth: int = 0,
+                   before: Optional[int] = None) -> Optional[Ref]:
+        """A reference for ``value``, an expression of ``scope`` (read after the walk), part of
+        the assignment numbered ``before`` if given (``dl = accelerator.prepare(dl)``)."""
         if isinstance(value, cst.Name) and depth < _MAX_DEPTH:
             bindings = self._ctx.bindings_of(scope)
-            if bindings is not None and bindings.latest(value.value) is not None:
-                return self._value_ref(scope, bindings.latest(value.value), depth + 1)
+            binding = bindings.binding(value.value, before) if bindings is not None else None
+            if binding is not None and binding[1] is not None:
+                return self._value_ref(scope, binding[1], depth + 1, binding[0])
             if is_parameter(scope, value.value):
                 return ("param", scope, value.value)
             return ("global", value.value)
@@ -383,6 +419,9 @@ class LoaderSources:
             bindings = self._ctx.bindings_of(scope)
             if loader_class(self._ctx, value.func, bindings.latest if bindings is not None else lambda name: None):
                 return ("loader", value)
+            inner = passed_through(self._ctx, value)
+            if inner is not None and depth < _MAX_DEPTH:
+                return self._value_ref(scope, inner, depth + 1, before)
             if isinstance(value.func, cst.Name):
                 return ("returned", None, value.func.value)
             if isinstance(value.func, cst.Attribute) and dotted_name(value.func.value) == "self":

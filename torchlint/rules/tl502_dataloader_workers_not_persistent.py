@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.context.loaders import (
     DATALOADER, DATASET_POSITION, EPOCH_NAME, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
-    returned_by_epoch_hook, spread_changed, unwrap_iteration,
+    passed_through, returned_by_epoch_hook, spread_changed, unwrap_iteration,
 )
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -35,7 +35,9 @@ class DataloaderWorkersNotPersistent(Rule):
         "`DataLoader` or one with a sampler of its own (a training loader) that its function returns "
         "for the caller to train on, or an evaluation loader returned beside one (`return train_iter, "
         "test_iter`: the loop that trains on one evaluates on the other every epoch), not one built "
-        "for a given epoch (`build_iter(self, epoch)`); or "
+        "for a given epoch (`build_iter(self, epoch)`); handed to a generator of the file that walks "
+        "it again and again (`self.dl = cycle(dl)` with `while True: for x in dl: yield x`, also "
+        "through `accelerator.prepare(dl)`; not `itertools.cycle`, which replays one pass); or "
         "iterated by a function of the same file that is called from a loop (a loader built at "
         "module level, or in `main()` and passed along, and iterated by `train(epoch)`). The same "
         "file is followed through module-level names, parameters at call sites, `self` attributes, "
@@ -83,6 +85,15 @@ class DataloaderWorkersNotPersistent(Rule):
         "persistent workers would not see, or in test code."
     )
     valid = (
+        Valid("""
+            import itertools
+            from torch.utils.data import DataLoader
+
+            class Trainer:
+                def __init__(self, ds):
+                    dl = DataLoader(ds, batch_size=32, shuffle=True, num_workers=8)
+                    self.dl = itertools.cycle(dl)  # replays the batches of one pass: the loader runs once
+        """),
         Valid("""
             from torch.utils.data import DataLoader
 
@@ -170,6 +181,33 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def cycle(dl):
+                while True:
+                    for batch in dl:
+                        yield batch
+
+            class Trainer:
+                def __init__(self, ds, accelerator):
+                    dl = DataLoader(ds, batch_size=32, shuffle=True, num_workers=8)  # expect: TL502
+                    dl = accelerator.prepare(dl)
+                    self.dl = cycle(dl)  # walked again and again, one pass of the loader after another
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def cycle(dl):
+                while True:
+                    for batch in dl:
+                        yield batch
+
+            class Trainer:
+                def __init__(self, ds, accelerator):
+                    dl = DataLoader(ds, batch_size=32, shuffle=True, num_workers=8, persistent_workers=True)
+                    dl = accelerator.prepare(dl)
+                    self.dl = cycle(dl)  # walked again and again, one pass of the loader after another
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
             import pytorch_lightning as pl
@@ -405,12 +443,13 @@ class DataloaderWorkersNotPersistent(Rule):
         return value if isinstance(value, cst.Call) and dataloader_call(self.ctx, value) else None
 
     def visit_Name(self, node: cst.Name) -> None:
-        """A loader named in the body of a loop (an epoch loop) after it was built is iterated again."""
+        """A loader named in the body of a loop (an epoch loop) after it was built, or handed to
+        a generator that walks it endlessly (``self.dl = cycle(dl)``), is iterated again."""
         if not self._pending:
             return
         key = (self.ctx.scope.function, node.value)
         loader = self._pending.get(key)
-        if loader is not None and self._in_epoch_loop(node.value):
+        if loader is not None and (self._in_epoch_loop(node.value) or self._cycled(node)):
             del self._pending[key]
             self.report(loader, replacements=self._reportable[id(loader)])
 
@@ -430,6 +469,13 @@ class DataloaderWorkersNotPersistent(Rule):
 
     def _called_in_loop(self, function) -> bool:
         return any(_in_loop(caller) for caller in self.ctx.loaders.callers(function))
+
+    def _cycled(self, name: cst.Name) -> bool:
+        ancestors = self.ctx.ancestors
+        if len(ancestors) < 2 or not isinstance(ancestors[-1], cst.Arg) or not isinstance(ancestors[-2], cst.Call):
+            return False
+        call = ancestors[-2]
+        return passed_through(self.ctx, call) is name and isinstance(call.func, cst.Name)
 
     def _in_epoch_loop(self, name: str) -> bool:
         """Is the name inside the body of a loop that does not itself iterate it? (The body of

@@ -102,7 +102,9 @@ class DataloaderNotPinned(Rule):
         "(`x.to(device)`, `batch[\"image\"].cuda()`, a helper such as `to_device(x, device)`, or element by "
         "element: `{k: v.to(device) for k, v in batch.items()}`) in a `for` loop over it (also "
         "`enumerate(...)`, `tqdm(...)`, `zip(pbar, loader)`, "
-        "`metric_logger.log_every(loader, ...)`, `tqdm(loader) if verbose else loader`); and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
+        "`metric_logger.log_every(loader, ...)`, `tqdm(loader) if verbose else loader`) or drawn with "
+        "`next(...)` from a generator of the file that cycles it (`next(self.dl).to(device)` after "
+        "`self.dl = cycle(dl)`); and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
         "not literally false), such a move without `non_blocking=True`. The loop may be in another "
         "function of the same file: a loader built at module level, in `main()` and passed to "
         "`train(loader)`, kept on `self`, or returned by a helper is followed to the loops that iterate "
@@ -162,6 +164,14 @@ class DataloaderNotPinned(Rule):
         "workers (which would pin in the training process itself) is not asked to pin."
     )
     valid = (
+        Valid("""
+            from torch.utils.data import DataLoader
+
+            def show(ds, model, device="cuda"):
+                loader = DataLoader(ds, batch_size=8, pin_memory=True, num_workers=2)
+                images = next(iter(loader)).to(device)  # one sample batch
+                return model(images)
+        """),
         Valid("""
             import torch
             from torch.utils.data import DataLoader
@@ -243,6 +253,39 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def cycle(dl):
+                while True:
+                    for batch in dl:
+                        yield batch
+
+            class Trainer:
+                def __init__(self, ds):
+                    self.dl = cycle(DataLoader(ds, batch_size=32, pin_memory=True, num_workers=8))
+
+                def train(self, model, steps, device="cuda"):
+                    for _ in range(steps):
+                        data = next(self.dl).to(device)  # expect: TL503
+                        model(data).backward()
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def cycle(dl):
+                while True:
+                    for batch in dl:
+                        yield batch
+
+            class Trainer:
+                def __init__(self, ds):
+                    self.dl = cycle(DataLoader(ds, batch_size=32, pin_memory=True, num_workers=8))
+
+                def train(self, model, steps, device="cuda"):
+                    for _ in range(steps):
+                        data = next(self.dl).to(device, non_blocking=True)
+                        model(data).backward()
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
             import pytorch_lightning as pl
@@ -662,6 +705,10 @@ class DataloaderNotPinned(Rule):
             if device_move(self.ctx, node) is None:
                 return
             moved, move = node.func.value, node
+        drawn = self._drawn_from(moved)
+        if drawn is not None:
+            self._moves.append((drawn, move, self.ctx.indentation()))
+            return
         batch = self._moved_batch(moved)
         for _, names, ref in reversed(self._loops):
             if batch in names:
@@ -670,6 +717,19 @@ class DataloaderNotPinned(Rule):
         function = self.ctx.scope.function
         if batch is not None and is_parameter(function, batch):  # `def train_step(x, y): x = x.to(device)`
             self._parameter_moves.setdefault((function, batch), []).append((move, self.ctx.indentation()))
+
+    def _drawn_from(self, moved: cst.BaseExpression) -> Optional[Ref]:
+        """The loader a batch is drawn from with ``next``: ``next(self.dl).to(device)``, or the
+        name it was assigned to (``next(iter(loader))``, one sample batch, leads to no loader)."""
+        if self.ctx.is_test_module or not self.ctx.uses_cuda:
+            return None
+        if isinstance(moved, cst.Name):
+            moved = self.ctx.value_of(moved.value)
+        while isinstance(moved, cst.Subscript):
+            moved = moved.value
+        if isinstance(moved, cst.Call) and is_name(moved.func, "next") and len(moved.args) == 1:
+            return self.ctx.loaders.ref(moved.args[0].value)
+        return None
 
     def _note_handed(self, node: cst.Call) -> None:
         """``self.train_batch(x, y)`` in a loop over a loader: the function of this file that
