@@ -125,6 +125,42 @@ def test_a_method_a_base_class_forward_calls_in_another_file_is_hot(tmp_path):
     assert found([p for p in paths if p.endswith("margin.py")]) == []
 
 
+def test_a_helper_a_subclass_forward_inherits_from_a_base_in_another_file_is_hot(tmp_path):
+    paths = write(tmp_path, {
+        "enc/__init__.py": "",
+        "enc/base.py": """
+            import torch
+
+            class EncoderBase(torch.nn.Module):
+                def sort_and_run(self, module, inputs, mask):
+                    valid = torch.sum(mask[:, 0]).item()
+                    return module(inputs[:valid])
+
+                def describe(self, mask):
+                    return torch.sum(mask).item()
+        """,
+        "enc/seq2seq.py": """
+            import torch
+            from enc.base import EncoderBase
+
+            class Seq2SeqEncoder(EncoderBase):
+                def describe(self, mask):
+                    return "a sequence encoder"
+        """,
+        "enc/lstm.py": """
+            import torch
+            from enc.seq2seq import Seq2SeqEncoder
+
+            class LstmEncoder(Seq2SeqEncoder):
+                def forward(self, inputs, mask):
+                    print(self.describe(mask))  # the middle class's own describe runs
+                    return self.sort_and_run(self.lstm, inputs, mask)
+        """,
+    })
+    assert found(paths) == [("base.py", 6, "TL201")]  # not the base's describe, which the middle class overrides
+    assert found([p for p in paths if not p.endswith("lstm.py")]) == []
+
+
 ENGINE = """
     import torch
 

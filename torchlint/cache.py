@@ -169,4 +169,8 @@ def _decode_project(data: Dict[str, object]) -> ProjectFacts:
         offers={str(key): str(value) for key, value in data["offers"].items()},
         needs=[str(key) for key in data["needs"]],
         reexports={str(name): str(target) for name, target in data["reexports"].items()},
+        classes={
+            str(cls): ([str(base) for base in bases], [str(method) for method in methods])
+            for cls, (bases, methods) in data["classes"].items()
+        },
     )

@@ -36,6 +36,9 @@ class ProjectFacts:
     needs: List[str] = field(default_factory=list)
     # A package's ``__init__.py`` re-exporting names of its modules: `pkg.Loss` -> `pkg.losses.Loss`.
     reexports: Dict[str, str] = field(default_factory=dict)
+    # Module-level classes: qualname -> (their bases of the project, the methods they define).
+    # `self.helper()` of a subclass's forward runs the base's helper where the subclass has none.
+    classes: Dict[str, Tuple[List[str], List[str]]] = field(default_factory=dict)
 
 
 @dataclass
@@ -64,12 +67,15 @@ def resolve(facts: Sequence[ProjectFacts]) -> List[Elsewhere]:
     reexports: Dict[str, str] = {}
     for fact in facts:
         reexports.update(fact.reexports)
-    origin = functools.partial(_origin, reexports)
+    origin = functools.lru_cache(maxsize=None)(functools.partial(_origin, reexports))  # names recur often
     reached: Dict[str, Set[str]] = {}  # function qualname -> kinds of hot code that reach it
     edges: Dict[str, List[str]] = {}
     for fact in facts:
         for caller, callees in fact.calls.items():
             edges.setdefault(caller, []).extend(map(origin, callees))
+    classes: Dict[str, Tuple[List[str], List[str]]] = {}
+    for fact in facts:
+        classes.update(fact.classes)
     todo = [(origin(callee), kind) for fact in facts for callee, kind in fact.hot_calls]
     while todo:
         function, kind = todo.pop()
@@ -77,6 +83,8 @@ def resolve(facts: Sequence[ProjectFacts]) -> List[Elsewhere]:
             continue
         reached[function].add(kind)
         todo.extend((callee, kind) for callee in edges.get(function, ()))
+        owner, _, method = function.rpartition(".")
+        todo.extend((f"{cls}.{method}", kind) for cls in _inherited_from(classes, origin, owner, method))
     offers: Dict[str, str] = {}
     for fact in facts:
         offers.update(fact.offers)
@@ -96,6 +104,19 @@ def resolve(facts: Sequence[ProjectFacts]) -> List[Elsewhere]:
             if kind is not None and local not in elsewhere.hot:
                 elsewhere.hot[local] = kind
         found.append(elsewhere)
+    return found
+
+
+def _inherited_from(classes, origin, owner: str, method: str, depth: int = 0) -> List[str]:
+    """The classes of the project whose ``method`` runs for an ``owner`` object that does not
+    define it: the nearest bases up the hierarchy that do."""
+    known = classes.get(owner)
+    if known is None or method in known[1] or depth > 8:
+        return []
+    found = []
+    for base in map(origin, known[0]):
+        if base in classes:
+            found.extend([base] if method in classes[base][1] else _inherited_from(classes, origin, base, method, depth + 1))
     return found
 
 

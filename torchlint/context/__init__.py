@@ -458,6 +458,7 @@ class FileContext:
             facts.offers.update(loader_classes(self))
         if self.path.endswith("__init__.py"):
             facts.reexports = reexports(self.module, self.module_name)
+        facts.classes = self._classes()
         for scope in self._scopes:
             kind = scope.hot_kind_of()
             reaches = sorted(scope.imported) + self._self_calls(scope)
@@ -514,11 +515,11 @@ class FileContext:
         return None
 
     def _reached_as(self, function: Scope) -> List[str]:
-        """The qualified names calls in other modules reach ``function`` by: a module-level
-        function's own; for a method of a module-level class, the same method of each base
-        imported from elsewhere (``Base.compute_loss``, which the base's ``forward`` calls as
-        ``self.compute_loss``), and a ``__call__`` also its own (an object held elsewhere is
-        called by it: ``self.accuracy(...)``). Empty for anything else."""
+        """The qualified names calls in other modules reach ``function`` by: its own (a
+        subclass elsewhere inherits a method, an object held elsewhere is called by its
+        ``__call__``: ``self.accuracy(...)``), and for a method also the same method of each
+        base imported from elsewhere (``Base.compute_loss``, which the base's ``forward`` calls
+        as ``self.compute_loss``). Empty for anything else."""
         local = self._local_name(function)
         if local is None:
             return []
@@ -526,9 +527,18 @@ class FileContext:
             return [f"{self.module_name}.{local}"]
         qualified = (self.imports.resolve(base) for base in function.parent.bases)
         names = [f"{base}.{function.name}" for base in qualified if base is not None and not base.startswith(_NOT_PROJECT)]
-        if function.name == "__call__":
-            names.insert(0, f"{self.module_name}.{local}")
-        return names
+        return [f"{self.module_name}.{local}", *names]
+
+    def _classes(self) -> Dict[str, Tuple[List[str], List[str]]]:
+        """The module-level classes: qualname -> (their bases of the project, qualified; the
+        methods they define)."""
+        found = {}
+        for cls in self.module_scope.methods.values():
+            if cls.kind == "class":
+                qualified = (self.imports.resolve(base) or f"{self.module_name}.{base}" for base in cls.bases)
+                bases = [base for base in qualified if not base.startswith(_NOT_PROJECT)]
+                found[f"{self.module_name}.{cls.name}"] = (bases, sorted(cls.methods))
+        return found
 
     def _self_calls(self, scope: Scope) -> List[str]:
         """``self.method(...)`` calls from a method of a module-level class, as the qualified
