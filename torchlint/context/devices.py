@@ -52,6 +52,18 @@ def is_device(ctx, node: cst.BaseExpression) -> bool:
     )
 
 
+def _cuda_tensor_type(ctx, node: cst.BaseExpression, depth: int = 0) -> bool:
+    """``torch.cuda.FloatTensor``, or a name bound to one on some path (``Tensor =
+    torch.cuda.FloatTensor if cuda else torch.FloatTensor``): ``x.type(Tensor)`` moves ``x``."""
+    if isinstance(node, cst.Name) and depth < 3:
+        value = ctx.value_of(node.value) or ctx.global_value(node.value)
+        return value is not None and _cuda_tensor_type(ctx, value, depth + 1)
+    if isinstance(node, cst.IfExp):
+        return _cuda_tensor_type(ctx, node.body, depth) or _cuda_tensor_type(ctx, node.orelse, depth)
+    name = ctx.qualname(node) or ""
+    return name.startswith("torch.cuda.") and name.endswith("Tensor")
+
+
 def names_cpu(ctx, node: cst.BaseExpression) -> bool:
     """Does ``node`` name the CPU: ``"cpu"``, ``torch.device("cpu")``, ``cpu_device``?"""
     if isinstance(node, cst.SimpleString):
@@ -82,8 +94,8 @@ def moved_by_helper(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:
 
 
 def device_move(ctx, call: cst.Call) -> Optional[Move]:
-    """The move that ``x.to(...)`` / ``x.cuda(...)`` / ``x.type_as(t)`` / ``x.type(t.type())``
-    makes, or None if it is no device move. A move to another tensor's device (``x.to(t)``)
+    """The move that ``x.to(...)`` / ``x.cuda(...)`` / ``x.type_as(t)`` / ``x.type(t.type())`` /
+    ``x.type(torch.cuda.FloatTensor)`` makes, or None if it is no device move. A move to another tensor's device (``x.to(t)``)
     cannot be folded: it also takes ``t``'s dtype."""
     method = method_call(call, "to", "cuda", "type_as", "type")
     if method is None or has_star_args(call):
@@ -91,8 +103,10 @@ def device_move(ctx, call: cst.Call) -> Optional[Move]:
     args = positional(call)
     if method.attr.value == "type":
         # x.type(t.type()): t's type string names its device too (`torch.cuda.FloatTensor`)
-        typed = len(call.args) == 1 and len(args) == 1 and method_call(args[0].value, "type") is not None
-        return Move(None, None, False) if typed and not args[0].value.args else None
+        if len(call.args) != 1 or len(args) != 1:
+            return None
+        typed = method_call(args[0].value, "type") is not None and not args[0].value.args
+        return Move(None, None, False) if typed or _cuda_tensor_type(ctx, args[0].value) else None
     if method.attr.value == "type_as":
         if len(call.args) != 1 or len(args) != 1:
             return None

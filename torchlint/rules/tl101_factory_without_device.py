@@ -171,6 +171,12 @@ class FactoryWithoutDevice(Rule):
     )
     valid = (
         Valid("""
+            import torch
+
+            def as_float(n):
+                return torch.zeros(n).type(torch.FloatTensor)  # a cast on the host, no move
+        """),
+        Valid("""
             import pytest
             import torch
 
@@ -336,6 +342,17 @@ class FactoryWithoutDevice(Rule):
                 pairs = torch.log((pairs > 0).to(torch.float))
                 return pairs.to(mentions.device)
         """),  # a comparison and a cast keep the factory's result on the host
+        Invalid("""
+            import torch
+
+            cuda = torch.cuda.is_available()
+            Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+
+            def adversarial_targets(imgs):
+                valid = torch.ones(imgs.size(0), 1).type(Tensor)  # expect: TL101
+                z = torch.randn(imgs.size(0), 100).type(torch.cuda.FloatTensor)  # expect: TL101
+                return valid, z
+        """),  # `.type()` of a CUDA tensor type is a move (no fix: `.type` also sets the dtype)
         Invalid("""
             import pytest
             import torch
