@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -27,6 +28,8 @@ _WAITING_METHODS = HOST_READ_METHODS | frozenset(
     "synchronize elapsed_time wait block_until_ready barrier wait_stream".split()
 )
 _WAITING_BUILTINS = HOST_READ_BUILTINS | frozenset({"builtins.print"})
+# Helpers whose name says they bring a tensor to the host: `to_numpy(loss)`, `tensor2np(x)`, `to_cpu(t)`.
+_TO_HOST_NAME = re.compile(r"(^|_|2)(numpy|np|cpu)$", re.IGNORECASE)
 
 
 @dataclass
@@ -54,7 +57,8 @@ class TimingWithoutSync(Rule):
         "`start = time.perf_counter()` in the same function, with nothing in between that waits for "
         "the device: `torch.cuda.synchronize()`, `.item()`, `.cpu()`, `.tolist()`, `.numpy()`, an "
         "event's `elapsed_time`/`synchronize`, `print`/`float(...)` of a result, a tensor tested by "
-        "`if`/`while` (`if not torch.isfinite(loss):`), a helper whose name contains `sync`, or a "
+        "`if`/`while` (`if not torch.isfinite(loss):`), a tensor formatted into an f-string, a helper "
+        "whose name contains `sync` or says it copies to the host (`to_numpy(loss)`, `tensor2np`), or a "
         "function of the same file that waits itself or through the functions it calls (`val_loss = "
         "validate(model, loader)` reading `.item()` per batch). A stamp that is only ever "
         "subtracted (`turn_start = time.perf_counter()` ... `time.perf_counter() - turn_start`) starts "
@@ -104,6 +108,20 @@ class TimingWithoutSync(Rule):
         "so the GPU is not stalled) depends on what is being measured."
     )
     valid = (
+        Valid("""
+            import time
+
+            def train(model, loader, optimizer, num_tokens, device="cuda"):
+                for batch in loader:
+                    t0 = time.perf_counter()
+                    loss = model(batch.to(device))
+                    loss.backward()
+                    optimizer.step()
+                    per_token = loss / num_tokens
+                    log(f"loss {per_token}")  # formatting the tensor waits for it
+                    step_time = time.perf_counter() - t0
+                    stats = {"loss": to_numpy(loss), "time": time.perf_counter() - t0}  # so does a copy to numpy
+        """),
         Valid("""
             import time, torch
             cpu_device = torch.device("cpu")
@@ -407,6 +425,12 @@ class TimingWithoutSync(Rule):
             return self._tests_tensor(test.left) or self._tests_tensor(test.right)
         return self.ctx.tensor_kind(test) == TENSOR
 
+    def leave_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        """``f"loss {loss}"`` formats a tensor's values: it waits for them."""
+        regions = self._regions.get(self.ctx.scope.function)
+        if regions and self.ctx.tensor_kind(node.expression) == TENSOR:
+            self._waited(regions.values())
+
     @staticmethod
     def _waited(regions: Iterable[_Region]) -> None:
         for region in regions:
@@ -436,7 +460,7 @@ class TimingWithoutSync(Rule):
         """A call that waits for the device, or may: a helper whose name says it syncs."""
         func = node.func
         name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if name in _WAITING_METHODS or "sync" in str(name).lower():
+        if name in _WAITING_METHODS or "sync" in str(name).lower() or _TO_HOST_NAME.search(str(name)):
             return True
         if name == "to" and node.args and names_cpu(self.ctx, node.args[0].value):
             return True  # x.to(cpu_device): a copy to the host waits for x
