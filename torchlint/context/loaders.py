@@ -35,6 +35,8 @@ _MAX_DEPTH = 8  # references followed through at most this many hops
 LOADER_NAME = re.compile(r"loader|_iter$|^iter$|batches", re.IGNORECASE)  # train_loader, data_iter
 _BATCH_SOURCES = re.compile(r"dataset|batch", re.IGNORECASE)  # with loaders, what a per-batch loop walks
 EPOCH_NAME = re.compile(r"epoch", re.IGNORECASE)
+_TRAINER_NAME = re.compile(r"trainer$", re.IGNORECASE)  # `trainer`, `pl_trainer`, `self.trainer`, `Trainer(...)`
+_FIT_LOADERS = frozenset({"train_dataloaders", "val_dataloaders", "train_dataloader", "val_dataloader"})
 
 Ref = Tuple  # ("loader", call) | ("param", function, name) | ("global", name) | ("attribute", class, name)
 #              | ("returned", owner, name): what a function of the module (owner None) or a class returns
@@ -258,6 +260,22 @@ def returned_by_epoch_hook(ctx, node: cst.Call) -> bool:
         for hook in (method_def(cls.node, name) for name in EPOCH_HOOKS) if hook is not None
         for node in descendants(hook)
     )
+
+
+def fitted(call: cst.Call) -> List[cst.BaseExpression]:
+    """The loaders ``trainer.fit(model, train_loader, val_loader)`` is given: Lightning's
+    ``Trainer.fit`` iterates them every epoch and moves their batches to the device."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != "fit":
+        return []
+    owner = func.value.func if isinstance(func.value, cst.Call) else func.value  # `pl.Trainer(...).fit(...)`
+    if not _TRAINER_NAME.search((dotted_name(owner) or "").rsplit(".", 1)[-1]):
+        return []
+    return [
+        arg.value for index, arg in enumerate(call.args)
+        if (arg.keyword is None and arg.star == "" and index in (1, 2))
+        or (arg.keyword is not None and arg.keyword.value in _FIT_LOADERS)
+    ]
 
 
 def passed_through(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.context.loaders import (
     DATALOADER, DATASET_POSITION, EPOCH_NAME, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
-    passed_through, returned_by_epoch_hook, spread_changed, unwrap_iteration,
+    fitted, passed_through, returned_by_epoch_hook, spread_changed, unwrap_iteration,
 )
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -37,7 +37,8 @@ class DataloaderWorkersNotPersistent(Rule):
         "test_iter`: the loop that trains on one evaluates on the other every epoch), not one built "
         "for a given epoch (`build_iter(self, epoch)`); handed to a generator of the file that walks "
         "it again and again (`self.dl = cycle(dl)` with `while True: for x in dl: yield x`, also "
-        "through `accelerator.prepare(dl)`; not `itertools.cycle`, which replays one pass); or "
+        "through `accelerator.prepare(dl)`; not `itertools.cycle`, which replays one pass); given to "
+        "Lightning's `trainer.fit(model, train_loader, val_loader)`, which iterates both every epoch; or "
         "iterated by a function of the same file that is called from a loop (a loader built at "
         "module level, or in `main()` and passed along, and iterated by `train(epoch)`). The same "
         "file is followed through module-level names, parameters at call sites, `self` attributes, "
@@ -85,6 +86,12 @@ class DataloaderWorkersNotPersistent(Rule):
         "persistent workers would not see, or in test code."
     )
     valid = (
+        Valid("""
+            from torch.utils.data import DataLoader
+
+            def main(model, dataset, trainer):
+                trainer.test(model, DataLoader(dataset, batch_size=64, num_workers=8))  # one pass
+        """),
         Valid("""
             import itertools
             from torch.utils.data import DataLoader
@@ -181,6 +188,21 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+
+            def main(model, dataset, workers):
+                loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=workers)  # expect: TL502
+                pl.Trainer(max_epochs=20).fit(model, loader)
+        """, fixed="""
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+
+            def main(model, dataset, workers):
+                loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=workers, persistent_workers=workers > 0)
+                pl.Trainer(max_epochs=20).fit(model, loader)
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
 
@@ -384,7 +406,7 @@ class DataloaderWorkersNotPersistent(Rule):
         if self.ctx.datasets.changed_between_epochs(dataset, loader_name):
             return  # persistent workers would keep a stale copy of a dataset changed between epochs
         self._reportable[id(node)] = fix
-        if returned_by_epoch_hook(self.ctx, node):
+        if returned_by_epoch_hook(self.ctx, node) or self._iterated_again_by_call(node):
             self.report(node, replacements=fix)  # Lightning iterates it again every epoch
         elif self_held:
             self.report(node, replacements=fix)  # kept on the object to be iterated again
@@ -449,7 +471,7 @@ class DataloaderWorkersNotPersistent(Rule):
             return
         key = (self.ctx.scope.function, node.value)
         loader = self._pending.get(key)
-        if loader is not None and (self._in_epoch_loop(node.value) or self._cycled(node)):
+        if loader is not None and (self._in_epoch_loop(node.value) or self._iterated_again_by_call(node)):
             del self._pending[key]
             self.report(loader, replacements=self._reportable[id(loader)])
 
@@ -470,12 +492,15 @@ class DataloaderWorkersNotPersistent(Rule):
     def _called_in_loop(self, function) -> bool:
         return any(_in_loop(caller) for caller in self.ctx.loaders.callers(function))
 
-    def _cycled(self, name: cst.Name) -> bool:
+    def _iterated_again_by_call(self, node: cst.BaseExpression) -> bool:
+        """Is ``node`` (a loader) handed to a generator that cycles it (``cycle(dl)``) or to
+        Lightning's ``trainer.fit(model, loader)``, which iterate it again and again?"""
         ancestors = self.ctx.ancestors
         if len(ancestors) < 2 or not isinstance(ancestors[-1], cst.Arg) or not isinstance(ancestors[-2], cst.Call):
             return False
         call = ancestors[-2]
-        return passed_through(self.ctx, call) is name and isinstance(call.func, cst.Name)
+        cycled = passed_through(self.ctx, call) is node and isinstance(call.func, cst.Name)
+        return cycled or any(value is node for value in fitted(call))
 
     def _in_epoch_loop(self, name: str) -> bool:
         """Is the name inside the body of a loop that does not itself iterate it? (The body of

@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.context.calls import is_parameter, parameter_at, parameter_position
 from torchlint.context.devices import device_move, moved_by_helper
 from torchlint.context.loaders import (
-    LOADER_NAME, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, has_workers, lightning_class,
+    LOADER_NAME, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, fitted, has_workers, lightning_class,
     returned_by_epoch_hook, unwrap_iteration,
 )
 from torchlint.context.scopes import Scope, callee
@@ -104,7 +104,8 @@ class DataloaderNotPinned(Rule):
         "`enumerate(...)`, `tqdm(...)`, `zip(pbar, loader)`, "
         "`metric_logger.log_every(loader, ...)`, `tqdm(loader) if verbose else loader`) or drawn with "
         "`next(...)` from a generator of the file that cycles it (`next(self.dl).to(device)` after "
-        "`self.dl = cycle(dl)`); and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
+        "`self.dl = cycle(dl)`), or handed to Lightning's `trainer.fit(model, loader)`, which moves "
+        "every batch itself; and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
         "not literally false), such a move without `non_blocking=True`. The loop may be in another "
         "function of the same file: a loader built at module level, in `main()` and passed to "
         "`train(loader)`, kept on `self`, or returned by a helper is followed to the loops that iterate "
@@ -253,6 +254,19 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def main(model, dataset, trainer):
+                loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8)  # expect: TL503
+                trainer.fit(model, train_dataloaders=loader)  # Lightning moves every batch to the GPU
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def main(model, dataset, trainer):
+                loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=8, pin_memory=True)
+                trainer.fit(model, train_dataloaders=loader)  # Lightning moves every batch to the GPU
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
 
@@ -698,6 +712,7 @@ class DataloaderNotPinned(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         self._note_loader(node)
         self._note_passes(node)
+        self._note_fitted(node)
         self._note_handed(node)
         moved = moved_by_helper(self.ctx, node)
         move: Optional[cst.Call] = None  # a helper's move (`to_device(x, device)`) has nothing to fix
@@ -717,6 +732,15 @@ class DataloaderNotPinned(Rule):
         function = self.ctx.scope.function
         if batch is not None and is_parameter(function, batch):  # `def train_step(x, y): x = x.to(device)`
             self._parameter_moves.setdefault((function, batch), []).append((move, self.ctx.indentation()))
+
+    def _note_fitted(self, node: cst.Call) -> None:
+        """``trainer.fit(model, loader)``: Lightning moves the loader's batches to the device."""
+        if self.ctx.is_test_module:
+            return
+        for value in fitted(node):
+            ref = self.ctx.loaders.ref(value)
+            if ref is not None:
+                self._moves.append((ref, None, ()))
 
     def _drawn_from(self, moved: cst.BaseExpression) -> Optional[Ref]:
         """The loader a batch is drawn from with ``next``: ``next(self.dl).to(device)``, or the
