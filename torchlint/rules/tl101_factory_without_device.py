@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -106,7 +106,9 @@ class FactoryWithoutDevice(Rule):
         "n)`) called without `device=` whose result (or a view of it, `.view(...)`, the tensor "
         "filled in place, `.uniform_()`, cast with `.type(dtype)`, or passed through a torch "
         "function of host tensors, `torch.triu(...)`, `torch.bernoulli(...)`, `nn.init.zeros_(...)`, "
-        "`torch.eye(n)[labels.cpu()]`, or joined with other host tensors, `torch.cat([...])`) is then moved with `.to(device)`, `.cuda()`, `.type_as(t)` "
+        "`torch.eye(n)[labels.cpu()]`, compared, `torch.rand(n) > p`, or joined with other host tensors, `torch.cat([...])`, "
+        "also of a list a loop fills with factories' tensors, `pieces.append(torch.full(...))`) is then moved "
+        "with `.to(device)`, `.cuda()`, `.type_as(t)`, `.type(torch.cuda.FloatTensor)` "
         "or `x.new_tensor(...)`, in the same expression or later in the same function. Not in the "
         "code a test module runs once (its module level, `test_*` functions and their set-up): a "
         "test's inputs are built once, often on the CPU on purpose."
@@ -170,6 +172,16 @@ class FactoryWithoutDevice(Rule):
         "also without a fix."
     )
     valid = (
+        Valid("""
+            import torch
+
+            def keep_rows(batch_size, prefix_tokens, visible, device):
+                prefix = torch.arange(prefix_tokens)
+                rows = []
+                for i in range(batch_size):
+                    rows.append(torch.cat([prefix, visible[i].nonzero().flatten()]))  # host rows: one copy at the end
+                return torch.stack(rows).to(device)
+        """),
         Valid("""
             import torch
 
@@ -353,6 +365,16 @@ class FactoryWithoutDevice(Rule):
                 z = torch.randn(imgs.size(0), 100).type(torch.cuda.FloatTensor)  # expect: TL101
                 return valid, z
         """),  # `.type()` of a CUDA tensor type is a move (no fix: `.type` also sets the dtype)
+        Invalid("""
+            import torch
+
+            def strides_of(feats, strides):
+                device = feats[0].device
+                pieces = []
+                for feat, stride in zip(feats, strides):
+                    pieces.append(torch.full([feat.shape[2] * feat.shape[3], 1], stride))  # expect: TL101
+                return torch.cat(pieces).to(device)
+        """),
         Invalid("""
             import pytest
             import torch
@@ -590,7 +612,7 @@ class FactoryWithoutDevice(Rule):
             elif isinstance(node, cst.Call) and self._host_function(node):
                 node = positional(node)[0].value
             elif isinstance(node, cst.Call) and self._joins_host_tensors(node):
-                node = positional(node)[0].value.elements[0].value  # torch.cat([torch.ones(b, 1), ...])
+                node = self._joined(positional(node)[0].value)[0]  # torch.cat([torch.ones(b, 1), ...])
             elif isinstance(node, cst.Subscript) and not any(
                 self.ctx.tensor_kind(index) == TENSOR
                 for element in node.slice for index in descendants(element) if isinstance(index, cst.BaseExpression)
@@ -624,16 +646,37 @@ class FactoryWithoutDevice(Rule):
         )
 
     def _joins_host_tensors(self, node: cst.Call) -> bool:
-        """``torch.cat([torch.ones(b, 1), torch.zeros(b, t)])``: a list of tensors joined, none
-        on the device, so the result is on the host too."""
+        """``torch.cat([torch.ones(b, 1), torch.zeros(b, t)])``, or of a list the function fills
+        with ``strides.append(torch.full(...))``: tensors joined, none on the device, so the
+        result is on the host too."""
         args = positional(node)
         if self.ctx.qualname(node.func) not in _JOINING or not args or keyword(node, "out") is not None:
             return False
-        joined = args[0].value
-        return isinstance(joined, (cst.List, cst.Tuple)) and bool(joined.elements) and not any(
-            isinstance(element, cst.StarredElement) or self.ctx.tensor_kind(element.value) == TENSOR
-            for element in joined.elements
-        )
+        joined = self._joined(args[0].value)
+        if isinstance(args[0].value, cst.Name):  # appended in a loop: each piece must come from a factory that can take device=
+            return bool(joined) and all(value is not None and self._made_by_factory(value) for value in joined)
+        return bool(joined) and not any(value is None or self.ctx.tensor_kind(value) == TENSOR for value in joined)
+
+    def _made_by_factory(self, value: cst.BaseExpression) -> bool:
+        """``torch.full(...)``, a view of one, or a name bound to one."""
+        if isinstance(value, cst.Name):
+            value = self.ctx.value_of(value.value)
+        return value is not None and host_factory(self.ctx, _under_chain(value)) is not None
+
+    def _joined(self, sequence: cst.BaseExpression) -> List[Optional[cst.BaseExpression]]:
+        """The tensors a literal list holds, or those appended to a list the name ``sequence``
+        is bound to (in this function); None for a starred element."""
+        if isinstance(sequence, (cst.List, cst.Tuple)):
+            return [None if isinstance(element, cst.StarredElement) else element.value for element in sequence.elements]
+        if not isinstance(sequence, cst.Name) or not isinstance(self.ctx.value_of(sequence.value), cst.List) \
+                or self.ctx.value_of(sequence.value).elements:
+            return []
+        return [
+            positional(node)[0].value if len(positional(node)) == 1 else None
+            for node in descendants(self.ctx.scope.function.node)
+            if isinstance(node, cst.Call) and method_call(node, "append") is not None
+            and is_name(node.func.value, sequence.value)
+        ]
 
     def _copied_by_new_tensor(self, node: cst.Call) -> None:
         """``x.new_tensor(torch.rand(3))``: built on the host, then copied to ``x``'s device."""
