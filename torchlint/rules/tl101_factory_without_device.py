@@ -107,7 +107,8 @@ class FactoryWithoutDevice(Rule):
         "filled in place, `.uniform_()`, cast with `.type(dtype)`, or passed through a torch "
         "function of host tensors, `torch.triu(...)`, `torch.bernoulli(...)`, `nn.init.zeros_(...)`, "
         "`torch.eye(n)[labels.cpu()]`, compared, `torch.rand(n) > p`, or joined with other host tensors, `torch.cat([...])`, "
-        "also of a list a loop fills with factories' tensors, `pieces.append(torch.full(...))`) is then moved "
+        "also of a list a loop fills with factories' tensors, `pieces.append(torch.full(...))`, or handed to a "
+        "function of the file that names no device, `self.bucket(positions)`) is then moved "
         "with `.to(device)`, `.cuda()`, `.type_as(t)`, `.type(torch.cuda.FloatTensor)` "
         "or `x.new_tensor(...)`, in the same expression or later in the same function. Not in the "
         "code a test module runs once (its module level, `test_*` functions and their set-up): a "
@@ -172,6 +173,15 @@ class FactoryWithoutDevice(Rule):
         "also without a fix."
     )
     valid = (
+        Valid("""
+            import torch
+
+            def place(t, device):
+                return t.to(device)
+
+            def grid(n, device):
+                return place(torch.arange(n), device).to(device)  # the helper moves it first
+        """),
         Valid("""
             import torch
 
@@ -365,6 +375,21 @@ class FactoryWithoutDevice(Rule):
                 z = torch.randn(imgs.size(0), 100).type(torch.cuda.FloatTensor)  # expect: TL101
                 return valid, z
         """),  # `.type()` of a CUDA tensor type is a move (no fix: `.type` also sets the dtype)
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class RelativeBias(nn.Module):
+                def bucket(self, relative, num_buckets=32):
+                    buckets = (relative > 0).to(torch.long) * num_buckets
+                    return buckets + torch.abs(relative).clamp(max=num_buckets - 1)
+
+                def forward(self, query_length, key_length):
+                    context = torch.arange(query_length)[:, None]
+                    memory = torch.arange(key_length)[None, :]  # expect: TL101
+                    buckets = self.bucket(memory - context)
+                    return self.embedding(buckets.to(self.embedding.weight.device))
+        """),  # a helper of the file that names no device keeps what it computes on the host
         Invalid("""
             import torch
 
@@ -611,6 +636,8 @@ class FactoryWithoutDevice(Rule):
                 node = node.func.value
             elif isinstance(node, cst.Call) and self._host_function(node):
                 node = positional(node)[0].value
+            elif isinstance(node, cst.Call) and self._keeps_on_host(node):
+                node = positional(node)[0].value  # self._relative_position_bucket(relative_position, ...)
             elif isinstance(node, cst.Call) and self._joins_host_tensors(node):
                 node = self._joined(positional(node)[0].value)[0]  # torch.cat([torch.ones(b, 1), ...])
             elif isinstance(node, cst.Subscript) and not any(
@@ -643,6 +670,21 @@ class FactoryWithoutDevice(Rule):
         args = positional(node)
         return bool(args) and keyword(node, "device") is None and not any(
             self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args
+        )
+
+    def _keeps_on_host(self, node: cst.Call) -> bool:
+        """A function of this file given no device tensor, whose body names no device
+        (``device``, ``.cuda()``, ``.to(...)``): what it computes from its first argument stays
+        on the host."""
+        args = positional(node)
+        function = self.ctx.function_here(node.func) if args else None
+        if function is None or any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args):
+            return False
+        return not any(
+            isinstance(inner, cst.Name) and "device" in inner.value
+            or isinstance(inner, cst.Attribute) and inner.attr.value in ("cuda", "type_as", "device")
+            or isinstance(inner, cst.Call) and method_call(inner, "to") is not None and not self._cast(inner)
+            for inner in descendants(function.body)
         )
 
     def _joins_host_tensors(self, node: cst.Call) -> bool:
