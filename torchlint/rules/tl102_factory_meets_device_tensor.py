@@ -188,7 +188,8 @@ class FactoryMeetsDeviceTensor(Rule):
         "same arithmetic or comparison, an index into it, another argument of the same torch call, "
         "or an argument of its method (`x.masked_fill(mask, 0)`). The result is followed through "
         "assignments in the same function (`mask = torch.ones(x.shape[0])` ... `x * mask`) and "
-        "through tensor-preserving steps (`.bool()`, `[None]`, `torch.triu(...)`)."
+        "through tensor-preserving steps (`.bool()`, `[None]`, `torch.triu(...)`), also when such a "
+        "step rebinds the name (`idx = idx[..., None]` ... `x[idx, keep]`)."
     )
     why = (
         "Without `device=`, the factory fills a tensor in host memory on every call. Indexing a "
@@ -405,6 +406,25 @@ class FactoryMeetsDeviceTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            from torch import nn
+
+            class PatchDropout(nn.Module):
+                def forward(self, x, keep):
+                    batch_indices = torch.arange(x.size(0))  # expect: TL102
+                    batch_indices = batch_indices[..., None]  # followed under its new binding
+                    return x[batch_indices, keep]
+        """, fixed="""
+            import torch
+            from torch import nn
+
+            class PatchDropout(nn.Module):
+                def forward(self, x, keep):
+                    batch_indices = torch.arange(x.size(0), device=x.device)
+                    batch_indices = batch_indices[..., None]  # followed under its new binding
+                    return x[batch_indices, keep]
+        """),
+        Invalid("""
+            import torch
             class YoloLoss:
                 def __call__(self, preds, targets):
                     gain = torch.ones(7, device=targets.device)
@@ -584,6 +604,10 @@ class FactoryMeetsDeviceTensor(Rule):
         )
         if flow.meets is not None:  # a comprehension's own names do not exist where the factory runs
             self._flag(stored[0], flow.meets, stored[2], stored[3] - comprehension_targets(self.ctx.ancestors))
+            return
+        target = assigned_name(flow.parent, flow.top)
+        if target is not None and flow.top is not node:  # `idx = idx[..., None]`: followed under its new binding
+            self._stored[(self.ctx.scope.function, target)] = (stored[0], flow.top, stored[2], stored[3], False)
 
     def _copied_anyway(self, index: cst.BaseExpression) -> bool:
         """A host index of data the host built (``torch.tensor(frame_ids)``): it crosses to the
