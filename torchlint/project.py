@@ -1,8 +1,9 @@
 """Context across the files of one run: functions that hot code in another file calls.
 
-A loss in ``model.py`` may call ``pairwise_distances`` from ``utils/ops.py``, and a base
+A loss in ``model.py`` may call ``pairwise_distances`` from ``utils/ops.py``, a base
 class's ``forward`` may call ``self.compute_loss`` that a subclass in another file
-defines. Linted alone, those files cannot know that the function runs once per step. So
+defines, and a subclass's ``forward`` may call ``self.sort_and_run`` that it inherits from
+a base in another file (each file tells the run its classes, their bases and methods). Linted alone, those files cannot know that the function runs once per step. So
 each file tells the run (``ProjectFacts``, computed from its one parse and cached with its
 results) which functions of other modules its hot code calls, which ones its other
 functions call, and which of its functions hold findings that would count if hot code

@@ -95,8 +95,8 @@ def moved_by_helper(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:
 
 def device_move(ctx, call: cst.Call) -> Optional[Move]:
     """The move that ``x.to(...)`` / ``x.cuda(...)`` / ``x.type_as(t)`` / ``x.type(t.type())`` /
-    ``x.type(torch.cuda.FloatTensor)`` makes, or None if it is no device move. A move to another tensor's device (``x.to(t)``)
-    cannot be folded: it also takes ``t``'s dtype."""
+    ``x.type(torch.cuda.FloatTensor)`` makes, or None if it is no device move. A move to another
+    tensor's device (``x.to(t)``) cannot be folded: it also takes ``t``'s dtype."""
     method = method_call(call, "to", "cuda", "type_as", "type")
     if method is None or has_star_args(call):
         return None
