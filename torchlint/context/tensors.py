@@ -280,7 +280,8 @@ TORCH_ONLY_MEMBERS = frozenset(
     "backward detach cpu cuda numpy requires_grad grad grad_fn device is_cuda unsqueeze permute contiguous "
     "masked_fill masked_fill_ new_zeros new_ones new_empty new_full new_tensor type_as softmax log_softmax "
     "float half long bool to expand expand_as repeat_interleave numel data_ptr isfinite isnan isinf "
-    "masked_select index_select topk clamp clamp_ sigmoid unbind narrow logsumexp nelement".split()
+    "masked_select index_select topk clamp clamp_ sigmoid unbind narrow logsumexp nelement "
+    "bincount count_nonzero gather scatter scatter_ scatter_add scatter_add_ index_add index_add_ index_put_".split()
 )
 # Methods of TORCH_ONLY_MEMBERS that return a tensor and that a module lacks (`model.float()`
 # is a module): whatever they are called on, the result is a tensor.

@@ -393,6 +393,19 @@ class PythonLoopOverTensor(Rule):
         Invalid("""
             import torch
 
+            def rank_by_class(labels, ious, inds):
+                pos_labels = labels[inds]
+                most = pos_labels.bincount().max()  # only a tensor has .bincount()
+                for label in pos_labels.unique():  # expect: TL202
+                    ious[inds[pos_labels == label]] += most
+                return ious
+
+            def pisa_loss(labels, ious, inds):
+                return rank_by_class(labels, ious, inds).mean()
+        """),
+        Invalid("""
+            import torch
+
             def pit_loss(losses, perms):  # losses: (batch, permutations)
                 best, best_idx = torch.min(losses, dim=1)
                 chosen = torch.stack([perms[m] for m in best_idx])  # expect: TL202
