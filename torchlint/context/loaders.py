@@ -279,17 +279,24 @@ def fitted(call: cst.Call) -> List[cst.BaseExpression]:
 
 
 def passed_through(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:
-    """The loader a call hands back to be iterated: ``cycle(dl)`` of a generator of this file
-    that walks its parameter again and again (``while True: for x in dl: yield x``), or
-    ``accelerator.prepare(dl)``, which wraps one loader."""
-    args = positional(call)
-    if len(args) != 1 or len(call.args) != 1:
+    """The loader a call hands back to be iterated: the one ``cycled`` walks, or the one
+    ``accelerator.prepare(dl)`` wraps."""
+    cycled_loader = cycled(ctx, call)
+    if cycled_loader is not None:
+        return cycled_loader
+    func, args = call.func, positional(call)
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "prepare" and len(args) == len(call.args) == 1):
         return None
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        owner = dotted_name(func.value) or ""
-        return args[0].value if func.attr.value == "prepare" and owner.rsplit(".", 1)[-1] == "accelerator" else None
-    function = ctx.module_scope.methods.get(func.value) if isinstance(func, cst.Name) else None
+    return args[0].value if (dotted_name(func.value) or "").rsplit(".", 1)[-1] == "accelerator" else None
+
+
+def cycled(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The loader ``cycle(dl)`` walks again and again: a generator of this file that loops
+    ``while True: for x in dl: yield x`` over its parameter."""
+    args = positional(call)
+    if not isinstance(call.func, cst.Name) or len(args) != 1 or len(call.args) != 1:
+        return None
+    function = ctx.module_scope.methods.get(call.func.value)
     return args[0].value if function is not None and function.kind == "function" and _cycles(function.node) else None
 
 

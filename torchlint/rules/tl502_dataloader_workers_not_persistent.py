@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.context.loaders import (
     DATALOADER, DATASET_POSITION, EPOCH_NAME, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
-    fitted, passed_through, returned_by_epoch_hook, spread_changed, unwrap_iteration,
+    cycled, fitted, returned_by_epoch_hook, spread_changed, unwrap_iteration,
 )
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -499,8 +499,7 @@ class DataloaderWorkersNotPersistent(Rule):
         if len(ancestors) < 2 or not isinstance(ancestors[-1], cst.Arg) or not isinstance(ancestors[-2], cst.Call):
             return False
         call = ancestors[-2]
-        cycled = passed_through(self.ctx, call) is node and isinstance(call.func, cst.Name)
-        return cycled or any(value is node for value in fitted(call))
+        return cycled(self.ctx, call) is node or any(value is node for value in fitted(call))
 
     def _in_epoch_loop(self, name: str) -> bool:
         """Is the name inside the body of a loop that does not itself iterate it? (The body of
