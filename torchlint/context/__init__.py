@@ -282,16 +282,16 @@ class FileContext:
                         return True
         return False
 
-    def sized_tensor(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
-        """The tensor whose dimension ``node`` holds (``x.shape[0]``, ``x.size(1)``, ``len(x)``,
-        or a name assigned or unpacked from those), else None."""
+    def sized(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """The value, of any kind, whose dimension ``node`` holds (``x.shape[0]``, ``x.size(1)``,
+        ``len(x)``, or a name assigned or unpacked from those), else None."""
         if isinstance(node, cst.Name):
             dims = self._here.dims
             if node.value in dims:
                 return dims[node.value][0]
             value = self.value_of(node.value)
-            return dimension_source(value, self.tensor_kind) if value is not None else None
-        return dimension_source(node, self.tensor_kind)
+            return dimension_source(value) if value is not None else None
+        return dimension_source(node)
 
     def dimension(self, node: cst.BaseExpression) -> Optional[int]:
         """Which dimension of its tensor a size holds: 1 for ``x.size(1)`` or ``t`` of ``b, t, c =
@@ -910,7 +910,8 @@ class FileContext:
                 for element, assigned in zip(target.elements, value.elements):
                     self._bind_target(element.value, self._bound_kinds.kind(assigned.value), assigned.value)
                 return
-            shaped = shape_source(value, self._bound_kinds.kind) if value is not None else None
+            whose = shape_source(value) if value is not None else None  # `b, t = x.shape`, x of any kind
+            shaped = whose if whose is not None and self._bound_kinds.kind(whose) in (TENSOR, HOST) else None
             whole = part_of or value if kind in (TENSOR, HOST) and shaped is None and _splits(value) else None
             element_kind = NOT if shaped is not None else TENSOR if kind == BATCH else kind if whole is not None else None
             for position, element in enumerate(target.elements):
@@ -918,8 +919,8 @@ class FileContext:
                     self._bind_target(element.value, NOT)
                 else:
                     self._bind_target(element.value, element_kind, part_of=whole)
-                if shaped is not None and isinstance(element.value, cst.Name):
-                    bindings.dims[element.value.value] = shaped, position
+                if whose is not None and isinstance(element.value, cst.Name):
+                    bindings.dims[element.value.value] = whose, position
                 if isinstance(value, (cst.Call, cst.Name)) and isinstance(element.value, cst.Name):
                     bindings.unpacked[element.value.value] = value
 

@@ -312,19 +312,19 @@ ARRAY_MEMBERS = TENSOR_ONLY_MEMBERS | ARRAY_REDUCTIONS  # members that show an a
 TENSOR_METHODS = ARRAY_MEMBERS | frozenset("isnan isfinite item tolist cpu numpy".split())
 
 
-def dimension_source(node: cst.BaseExpression, kind: Callable) -> Optional[cst.BaseExpression]:
-    """The tensor whose size ``node`` is: ``t.shape[i]``, ``t.size(i)``, ``len(t)``."""
-    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
-        owner = node.value
-        if owner.attr.value == "shape" and kind(owner.value) in (TENSOR, HOST):
-            return owner.value
-    if isinstance(node, cst.Call) and len(node.args) == 1 and not node.args[0].star:
+def dimension_source(node: cst.BaseExpression, kind: Optional[Callable] = None) -> Optional[cst.BaseExpression]:
+    """The tensor whose size ``node`` is: ``t.shape[i]``, ``t.size(i)``, ``len(t)`` (without
+    ``kind``, the value of any kind whose size it is)."""
+    owner: Optional[cst.BaseExpression] = None
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
+        owner = node.value.value
+    elif isinstance(node, cst.Call) and len(node.args) == 1 and not node.args[0].star:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "size" and kind(func.value) in (TENSOR, HOST):
-            return func.value
-        if isinstance(func, cst.Name) and func.value == "len" and kind(node.args[0].value) in (TENSOR, HOST):
-            return node.args[0].value
-    return None
+        if isinstance(func, cst.Attribute) and func.attr.value == "size":
+            owner = func.value
+        elif isinstance(func, cst.Name) and func.value == "len":
+            owner = node.args[0].value
+    return owner if owner is not None and (kind is None or kind(owner) in (TENSOR, HOST)) else None
 
 
 def dimension_index(node: Optional[cst.BaseExpression]) -> Optional[int]:
@@ -340,15 +340,16 @@ def dimension_index(node: Optional[cst.BaseExpression]) -> Optional[int]:
     return int(index.value) if isinstance(index, cst.Integer) else None
 
 
-def shape_source(node: cst.BaseExpression, kind: Callable) -> Optional[cst.BaseExpression]:
-    """The tensor of ``t.shape`` / ``t.size()`` (a whole shape, as unpacked by ``b, c = t.shape``)."""
+def shape_source(node: cst.BaseExpression, kind: Optional[Callable] = None) -> Optional[cst.BaseExpression]:
+    """The tensor of ``t.shape`` / ``t.size()`` (a whole shape, as unpacked by ``b, c = t.shape``;
+    without ``kind``, the value of any kind whose shape it is)."""
     if isinstance(node, cst.Attribute) and node.attr.value == "shape":
         owner = node.value
     elif isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size":
         owner = node.func.value
     else:
         return None
-    return owner if kind(owner) in (TENSOR, HOST) else None
+    return owner if kind is None or kind(owner) in (TENSOR, HOST) else None
 
 
 # Comparisons whose result is a plain Python bool, even between tensors.

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from torchlint.context import HOST, TENSOR
 from torchlint.context.calls import is_parameter
-from torchlint.context.scopes import in_model_code
+from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import dimension_index
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, is_name, literal_value, method_call, positional, target_names
@@ -35,7 +35,9 @@ class PythonLoopOverTensor(Rule):
         "with it (`batch_idx == i`: a mask per element), or the result of a "
         "torch call (`for c in labels.unique()`). The iterated name must be shown to be a tensor in "
         "the function (used as one, `x.shape`, `x.view(...)`; annotated `Tensor`; or assigned a torch "
-        "call's result), which tells a tensor from a list of feature maps."
+        "call's result), which tells a tensor from a list of feature maps. In a helper, a parameter "
+        "walked by `range(t.shape[0])` or indexed `t[i]` counts when every call of the helper in "
+        "the file passes a tensor for it."
     )
     why = (
         "Each iteration issues its own small operations: `x[i]` makes a view, and every op on it is "
@@ -93,6 +95,20 @@ class PythonLoopOverTensor(Rule):
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import numpy as np
+            from torch import nn
+
+            def copy_rows_(cache, idx, val):  # called with host arrays only
+                for i in range(idx.shape[0]):
+                    cache[i][idx[i]] = val[i]
+                return cache
+
+            class Tagger(nn.Module):
+                def forward(self, x):
+                    spans = copy_rows_(np.zeros((4, 8)), np.arange(8).reshape(4, 2), np.ones((4, 2)))
+                    return self.head(x), spans
+        """),
         Valid("""
             import torch
             class Separator(nn.Module):
@@ -392,6 +408,20 @@ class PythonLoopOverTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            from torch import nn
+
+            def copy_rows_(cache, idx, val):
+                batch, _ = idx.shape
+                for i in range(batch):  # expect: TL202
+                    cache[i].index_copy_(0, idx[i], val[i])
+                return cache
+
+            class KVCache(nn.Module):
+                def forward(self, pos: torch.Tensor, k: torch.Tensor):
+                    return copy_rows_(torch.zeros_like(k), pos, k)
+        """),
+        Invalid("""
+            import torch
 
             def rank_by_class(labels, ious, inds):
                 pos_labels = labels[inds]
@@ -603,8 +633,9 @@ class PythonLoopOverTensor(Rule):
     )
 
     def visit_For(self, node: cst.For) -> None:
-        if self._walks_tensor(node.iter, node.target, [node.body]):
-            self.report(node, hot_when=in_model_code)
+        walked = self._walks_tensor(node.iter, node.target, [node.body])
+        if walked is not None:
+            self.report(node, hot_when=self._hot_when(walked))
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         holder = self.ctx.parent
@@ -617,37 +648,55 @@ class PythonLoopOverTensor(Rule):
             body.append(holder.elt)
         elif isinstance(holder, cst.DictComp):
             body.extend((holder.key, holder.value))
-        if self._walks_tensor(node.iter, node.target, body):
+        walked = self._walks_tensor(node.iter, node.target, body)
+        if walked is not None:
             # at the loop variable: a CompFor's span starts with the whitespace before `for`,
             # which ends the previous line when the comprehension is split over lines
-            self.report(node.target, hot_when=in_model_code)
+            self.report(node.target, hot_when=self._hot_when(walked))
 
-    def _walks_tensor(self, iterable: cst.BaseExpression, target: cst.BaseExpression, body) -> bool:
+    def _hot_when(self, parameters: Tuple[str, ...]) -> Callable[[Scope], bool]:
+        """Model code; with ``parameters``, also only if the file's calls pass tensors for them."""
+        if not parameters:
+            return in_model_code
+        function = self.ctx.scope.function
+        return lambda scope: in_model_code(scope) and all(
+            self.ctx.parameter_kind(function, name) == TENSOR for name in parameters
+        )
+
+    def _walks_tensor(self, iterable: cst.BaseExpression, target: cst.BaseExpression, body) -> Optional[Tuple[str, ...]]:
+        """Does the loop walk a tensor element by element? None if not; else the parameters of
+        unknown kind it walks that must turn out tensors (``()``: none need to)."""
         if self.ctx.in_definition():
-            return False
+            return None
         variable = target.value if isinstance(target, cst.Name) else ""
         iterated = _iterated(self.ctx, iterable)
         if any(self._is_tensor_rows(candidate) for candidate in iterated):
             if any(isinstance(c, cst.Name) and self.ctx.leaves_for_host_library(c.value) for c in iterated):
-                return False  # each element goes to numpy/scipy (a matching per image): no vectorised form
+                return None  # each element goes to numpy/scipy (a matching per image): no vectorised form
             if any(_submodules(self.ctx, candidate) for candidate in iterated):
-                return False  # zip(masks, self.experts): one module per step
+                return None  # zip(masks, self.experts): one module per step
             nodes = [node for part in body for node in descendants(part)]
             if _packs_only(body, set(target_names(target))):
-                return False  # sample.set_pred_score(score) per row: stored, not computed on
+                return None  # sample.set_pred_score(score) per row: stored, not computed on
             if self._to_host(nodes, set(target_names(target))) or (
                 not any(_walked_dimension(candidate) in (None, 0) for candidate in iterated)
                 and _runs_module_on(self.ctx, nodes, set(target_names(target)))
             ):
-                return False
+                return None
             # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
-            return not _recurrence(self.ctx, body, nodes, target) and not self._ragged(nodes)
+            return None if _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes) else ()
         stop = _range_stop(self.ctx, iterable)
         if stop is None or not variable:
-            return False
-        sized = self.ctx.sized_tensor(stop)
-        if sized is None or not self._evident_tensor(sized, stop):
-            return False
+            return None
+        sized = self.ctx.sized(stop)
+        if sized is None:
+            return None
+        if self._unknown_parameter(sized) and not _is_len(self._length(stop)):
+            needed = {sized.value}  # `range(t.shape[0])` of a helper's parameter `t`
+        elif self.ctx.tensor_kind(sized) in (TENSOR, HOST) and self._evident_tensor(sized, stop):
+            needed: Set[str] = set()
+        else:
+            return None
         nodes = [node for part in body for node in descendants(part)]
         if (
             _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes) or _per_layer(nodes, variable)
@@ -657,8 +706,24 @@ class PythonLoopOverTensor(Rule):
                 and not any(self._masks_by(node, variable) for node in nodes)
             )
         ):
-            return False
-        return any(self._indexes_by(node, variable) or self._masks_by(node, variable) for node in nodes)
+            return None
+        if not any(self._indexes_by(node, variable) or self._masks_by(node, variable) for node in nodes):
+            # `t[i]` of a helper's parameter `t`: per element if the file's calls pass tensors
+            indexed = {
+                node.value.value for node in nodes
+                if isinstance(node, cst.Subscript) and self._unknown_parameter(node.value) and _subscripted_by(node, variable)
+            }
+            if not indexed:
+                return None
+            needed |= indexed
+        return tuple(sorted(needed))
+
+    def _unknown_parameter(self, node: cst.BaseExpression) -> bool:
+        """Is ``node`` a parameter of the current function whose kind the function cannot tell?"""
+        return (
+            isinstance(node, cst.Name) and is_parameter(self.ctx.scope.function, node.value)
+            and self.ctx.tensor_kind(node) is None and self.ctx.value_of(node.value) is None
+        )
 
     def _is_tensor_rows(self, node: cst.BaseExpression) -> bool:
         """``x``, ``x[0]``, ``x.unbind(...)``, ``labels.unique()``: a tensor with evidence
@@ -704,9 +769,11 @@ class PythonLoopOverTensor(Rule):
 
     def _evident_tensor(self, sized: cst.BaseExpression, stop: cst.BaseExpression) -> bool:
         """``x.shape[0]`` / ``x.size(0)`` prove ``x`` is a tensor; ``len(x)`` needs more."""
-        length = stop if not isinstance(stop, cst.Name) else self.ctx.value_of(stop.value)
-        is_len = isinstance(length, cst.Call) and isinstance(length.func, cst.Name) and length.func.value == "len"
-        return not is_len or self._is_tensor_rows(sized)
+        return not _is_len(self._length(stop)) or self._is_tensor_rows(sized)
+
+    def _length(self, stop: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """What a ``range`` stop holds: itself, or the value of the name it is."""
+        return stop if not isinstance(stop, cst.Name) else self.ctx.value_of(stop.value)
 
     def _masks_by(self, node: cst.CSTNode, variable: str) -> bool:
         """``batch_idx == i`` (or ``== i + 1``): a whole-tensor comparison with the loop variable,
@@ -720,13 +787,20 @@ class PythonLoopOverTensor(Rule):
         return False
 
     def _indexes_by(self, node: cst.CSTNode, variable: str) -> bool:
-        if not isinstance(node, cst.Subscript) or self.ctx.tensor_kind(node.value) != TENSOR:
-            return False
-        return any(
-            isinstance(inner, cst.Name) and inner.value == variable
-            for element in node.slice
-            for inner in descendants(element)
-        )
+        return isinstance(node, cst.Subscript) and self.ctx.tensor_kind(node.value) == TENSOR and _subscripted_by(node, variable)
+
+
+def _is_len(node: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len"
+
+
+def _subscripted_by(node: cst.Subscript, variable: str) -> bool:
+    """Does ``node`` index with the loop variable (``x[i]``, ``out[:, i + 1]``)?"""
+    return any(
+        isinstance(inner, cst.Name) and inner.value == variable
+        for element in node.slice
+        for inner in descendants(element)
+    )
 
 
 def _recurrence(ctx, body: Sequence[cst.CSTNode], nodes: List[cst.CSTNode], target: cst.BaseExpression) -> bool:
