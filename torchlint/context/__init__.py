@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 
 import libcst as cst
 
-from torchlint.context.calls import CallSites
+from torchlint.context.calls import CallSites, parameter_at
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
@@ -25,14 +25,14 @@ from torchlint.context.facts import (
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
 from torchlint.context.scopes import (
-    MODEL, STEP, Scope, function_hotness, is_training_step_call, method_def, settle_helpers,
+    MODEL, STEP, Scope, callee, function_hotness, is_training_step_call, method_def, settle_helpers,
 )
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
     dimension_index, dimension_source, parameter_kind, shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
-from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name
+from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, positional
 
 if TYPE_CHECKING:
     from torchlint.rules.base import Finding
@@ -387,10 +387,23 @@ class FileContext:
         call ``name.numpy()``), which take host arrays only?"""
         if self.uses_member(name, frozenset({"numpy"})):
             return True
-        function = self.scope.function
+        return name in self._handed_to_host_libraries(self.scope.function)
+
+    def passes_to_host_library(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """Does ``call`` run a function of this file that hands the parameter ``arg`` binds to
+        numpy, scipy, OpenCV and the like (``compute_dtm(target.cpu())``)?"""
+        name = dotted_name(call.func)
+        function = callee(self.scope, self.module_scope, name) if name else None
+        if function is None or arg.star:
+            return False
+        where = arg.keyword.value if arg.keyword is not None else positional(call).index(arg)
+        parameter = parameter_at(function, where)
+        return parameter is not None and parameter in self._handed_to_host_libraries(function)
+
+    def _handed_to_host_libraries(self, function: Scope) -> Set[str]:
         if function not in self._host_consumed:
             self._host_consumed[function] = host_consumed(function.node, self.qualname) if function.node else set()
-        return name in self._host_consumed[function]
+        return self._host_consumed[function]
 
     def defined_here(self, func: cst.BaseExpression) -> bool:
         """Does a call of ``func`` run code of this file: a function the module defines

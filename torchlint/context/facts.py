@@ -154,21 +154,44 @@ def host_library(name: Optional[str]) -> bool:
 
 def host_consumed(root: cst.CSTNode, qualname: Callable) -> Set[str]:
     """The names a function hands to numpy, scipy, OpenCV and the like, which take host arrays
-    only: passed to them, or walked by a comprehension that passes its elements
-    (``[linear_sum_assignment(c) for c in C]``)."""
-    names: Set[str] = set()
-    walked: Dict[str, Set[str]] = {}  # a comprehension's target -> the names it walks
-    for node in descendants(root):  # a comprehension comes before the calls inside it
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
-            iterated = set(_names_in(node.for_in.iter))
-            for target in _names_in(node.for_in.target):
-                walked[target] = iterated
+    only: passed to them, walked by a loop or comprehension that passes its elements
+    (``[linear_sum_assignment(c) for c in C]``), or viewed by a name that is passed
+    (``mask = gt[b].byte()`` ... ``distance_transform_edt(mask)``)."""
+    sources: Dict[str, Set[str]] = {}  # a loop's target, or a view's name -> the names it comes from
+    passed: List[str] = []
+    for node in descendants(root):
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.For)):
+            loop = node.for_in if not isinstance(node, cst.For) else node
+            if isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range"):
+                continue  # an index, not an element of what the bound is the size of
+            for target in _names_in(loop.target):
+                sources.setdefault(target, set()).update(_names_in(loop.iter))
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            viewed = _viewed(node.value)
+            if viewed is not None:
+                sources.setdefault(node.targets[0].target.value, set()).add(viewed)
         elif isinstance(node, cst.Call) and host_library(qualname(node.func)):
-            for arg in node.args:
-                for name in _names_in(arg.value):
-                    names.add(name)
-                    names.update(walked.get(name, ()))
+            passed.extend(name for arg in node.args for name in _names_in(arg.value))
+    names: Set[str] = set()
+    while passed:
+        name = passed.pop()
+        if name not in names:
+            names.add(name)
+            passed.extend(sources.get(name, ()))
     return names
+
+
+def _viewed(value: cst.BaseExpression) -> Optional[str]:
+    """The name ``value`` is an item or a conversion of (``gt`` of ``gt[b].byte()``), if any."""
+    while True:
+        if isinstance(value, cst.Name):
+            return value.value
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
+            value = value.func.value
+        else:
+            return None
 
 
 def _names_in(node: cst.CSTNode) -> Iterator[str]:

@@ -91,7 +91,8 @@ class HostSyncInHotPath(Rule):
         "No fix: keeping the value on the device changes types (a tensor instead of a float) and "
         "control flow (`torch.where` instead of `if`). Not reported where the data has to reach the "
         "host: `.numpy()` conversions and `.cpu()` copies a function hands to numpy, scipy, OpenCV "
-        "and the like (`C = C.cpu()` ... `linear_sum_assignment(C[i])`), and `.cpu()` copies passed straight to a callable outside torch and outside the file (`self.scorer(hyp.cpu(), ref.cpu())`: an edit-distance scorer or a feature extractor asked for host data), or collected by a comprehension (`[w[b].cpu() for b in range(B)]`). Nor on host tensors "
+        "and the like (`C = C.cpu()` ... `linear_sum_assignment(C[i])`, also element by element in a loop, "
+        "or to a function of the file that does: `distance_maps(target.cpu())`), and `.cpu()` copies passed straight to a callable outside torch and outside the file (`self.scorer(hyp.cpu(), ref.cpu())`: an edit-distance scorer or a feature extractor asked for host data), or collected by a comprehension (`[w[b].cpu() for b in range(B)]`). Nor on host tensors "
         "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
         "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`), in a lambda that builds a message (`check(ok, lambda: "
@@ -110,6 +111,36 @@ class HostSyncInHotPath(Rule):
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+            from scipy.ndimage import distance_transform_edt
+
+            def distance_maps(masks):  # scipy takes host arrays
+                maps = torch.zeros(masks.shape)
+                for b in range(masks.shape[0]):
+                    mask = masks[b].numpy()
+                    maps[b] = torch.from_numpy(distance_transform_edt(mask > 0))
+                return maps
+
+            class BoundaryLoss(nn.Module):
+                def forward(self, pred, target):
+                    dist = distance_maps(target.cpu()).to(pred.device)
+                    return (pred * dist).mean()
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+            from scipy.optimize import linear_sum_assignment
+
+            class PermutationInvariantLoss(nn.Module):
+                def forward(self, losses):  # (batch, sources, sources)
+                    costs = losses.detach().cpu()
+                    perms = []
+                    for cost in costs:
+                        perms.append(linear_sum_assignment(cost)[1])
+                    return torch.as_tensor(perms)
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -703,7 +734,8 @@ class HostSyncInHotPath(Rule):
 
     def _handed_outside_torch(self, node: cst.Call) -> bool:
         """Is ``node`` an argument of a call outside torch and outside this file (``scorer(hyp.cpu(),
-        ref.cpu())``, ``np.array(x.cpu())``), or what a comprehension collects: host data for a consumer?"""
+        ref.cpu())``, ``np.array(x.cpu())``), or of a function of this file that hands it to a library
+        taking host arrays, or what a comprehension collects: host data for a consumer?"""
         arg, call = self._holders()
         if isinstance(arg, (cst.ListComp, cst.GeneratorExp)) and arg.elt is node:
             return True  # [w[b].cpu() for b in ...]: the batch split into host pieces for a consumer
@@ -713,7 +745,9 @@ class HostSyncInHotPath(Rule):
             call.func.attr.value in _CONTAINER_METHODS or self.ctx.tensor_kind(call.func.value) in (TENSOR, HOST)
         ):
             return False  # kept in a list, or a tensor method
-        return not (self.ctx.qualname(call.func) or "").startswith("torch.") and not self.ctx.defined_here(call.func)
+        if self.ctx.defined_here(call.func):
+            return self.ctx.passes_to_host_library(call, arg)  # compute_dtm(target.cpu()) ... scipy
+        return not (self.ctx.qualname(call.func) or "").startswith("torch.")
 
     def _shows_tensor(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.FormattedString):
