@@ -22,6 +22,8 @@ _CANONICAL = {
     "monai.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
     "torch_geometric.loader.DataLoader": "torch.utils.data.DataLoader",
     "torch_geometric.loader.dataloader.DataLoader": "torch.utils.data.DataLoader",
+    "torchdata.stateful_dataloader.StatefulDataLoader": "torch.utils.data.DataLoader",
+    "torchdata.stateful_dataloader.stateful_dataloader.StatefulDataLoader": "torch.utils.data.DataLoader",
     "torch.nn.parallel.DataParallel": "torch.nn.DataParallel",
     "torch.nn.parallel.data_parallel.DataParallel": "torch.nn.DataParallel",
     "torch.nn.modules.module.Module": "torch.nn.Module",

@@ -26,7 +26,7 @@ class DataloaderWithoutWorkers(Rule):
     )
     triggers = ("DataLoader", "Dataset")  # a dataset class of another file tells whether workers help
     what = (
-        "Finds `torch.utils.data.DataLoader(...)` (also monai's and PyG's subclasses) created without "
+        "Finds `torch.utils.data.DataLoader(...)` (also monai's and PyG's subclasses, and torchdata's `StatefulDataLoader`) created without "
         "`num_workers` or with `num_workers=0`, under any import alias, reading `**loader_kwargs` "
         "when that dict is built in the same function. A subclass of the run (also re-exported by its "
         "package) counts unless its `__init__` fixes the workers (takes neither `num_workers` nor "
@@ -189,6 +189,12 @@ class DataloaderWithoutWorkers(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torchdata.stateful_dataloader import StatefulDataLoader  # a resumable DataLoader
+
+            def setup_data(dataset, batch_size):
+                return StatefulDataLoader(dataset, batch_size=batch_size, shuffle=True)  # expect: TL501
+        """),
         Invalid("""
             import torch
             from torch.utils.data import DataLoader, TensorDataset
