@@ -18,9 +18,9 @@ from torchlint.context.calls import CallSites, parameter_at
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
-    TORCH_ONLY_CALL, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, evaluates_dataset,
-    evaluation_only_branch, export_only_branch, guards_right, host_consumed, host_library, off_gpu_branch,
-    once_only_branch, takes_step, warning_branch, warning_call,
+    TORCH_ONLY_CALL, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, empty_input_branch,
+    evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, host_library,
+    off_gpu_branch, once_only_branch, takes_step, warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -243,7 +243,10 @@ class FileContext:
             if (
                 isinstance(node, cst.If) and index + 1 < len(ancestors)
                 and ancestors[index + 1] is node.body
-                and (debugging_flag(node.test) or once_only_branch(node.test, node.body) or warning_branch(node.body))
+                and (
+                    debugging_flag(node.test) or once_only_branch(node.test, node.body) or warning_branch(node.body)
+                    or empty_input_branch(node.test, node.body)
+                )
             ):
                 return True
         return False

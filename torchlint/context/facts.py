@@ -433,6 +433,34 @@ def warning_branch(body: cst.BaseSuite) -> bool:
     )
 
 
+def empty_input_branch(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
+    """Does ``if test: body`` return early for an empty input (``if x.numel() == 0: return
+    x.sum() * 0``, ``if len(boxes) == 0: return ...``)? It handles an edge case, not a step."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        size = test.expression
+    elif (
+        isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Equal)
+        and isinstance(test.comparisons[0].comparator, cst.Integer) and test.comparisons[0].comparator.value == "0"
+    ):
+        size = test.left
+    else:
+        return False
+    statements = list(_direct_statements(body))
+    return _size_of_value(size) and bool(statements) and isinstance(statements[-1], cst.Return)
+
+
+def _size_of_value(node: cst.BaseExpression) -> bool:
+    """``x.numel()``, ``len(x)``, ``x.shape[0]`` or ``x.size(0)``: how many items a value holds."""
+    if isinstance(node, cst.Call):
+        if is_name(node.func, "len"):
+            return len(node.args) == 1
+        return method_call(node, "numel", "size") is not None and len(node.args) <= 1
+    return (
+        isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+    )
+
+
 def _direct_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
     """The small statements directly in a block (not in its nested blocks)."""
     for line in body.body if isinstance(body, cst.IndentedBlock) else (body,):

@@ -63,9 +63,19 @@ class ConstantTensorInHotPath(Rule):
         "start), in `__init__`, at module level, in parameter defaults, in training-loop code "
         "(where the constant belongs before the loop, not in a buffer), or on rare paths: a branch "
         "that runs once (`if self.hyps is None: self.hyps = ...`), one that warns about an abnormal "
-        "case and bails out, `raise`/`assert`/`except`."
+        "case and bails out, one that returns early for an empty input (`if x.numel() == 0: return ...`), "
+        "`raise`/`assert`/`except`."
     )
     valid = (
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+
+            def generator_loss(fake_scores):
+                if fake_scores.numel() == 0:  # an empty input: an edge case, not a step
+                    return torch.tensor([0.0], device=fake_scores.device)
+                return F.softplus(-fake_scores).mean()
+        """),
         Valid("""
             import logging
             import torch
