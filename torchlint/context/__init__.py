@@ -20,7 +20,7 @@ from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
     TORCH_ONLY_CALL, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, empty_input_branch,
     evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, host_library,
-    off_gpu_branch, once_only_branch, takes_step, warning_branch, warning_call,
+    off_gpu_branch, once_only_branch, runs_once_after_guard, takes_step, warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -237,6 +237,11 @@ class FileContext:
             if isinstance(node, (cst.Raise, cst.Assert, cst.ExceptHandler)):
                 return True
             if isinstance(node, cst.Lambda) and isinstance(node.body, cst.BaseString):
+                return True
+            if (
+                isinstance(node, cst.FunctionDef) and index + 2 < len(ancestors)
+                and ancestors[index + 2] is not node.body.body[0] and runs_once_after_guard(node)
+            ):
                 return True
             if isinstance(node, cst.Call) and warning_call(node.func):
                 return True

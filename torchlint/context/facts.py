@@ -433,6 +433,28 @@ def warning_branch(body: cst.BaseSuite) -> bool:
     )
 
 
+def runs_once_after_guard(function: cst.FunctionDef) -> bool:
+    """Does ``function`` return at once after its first run: it starts with ``if self.inited:
+    return`` and sets that flag itself (``self.inited = True``, ``self.inited.fill_(1)``,
+    ``self.inited.data.copy_(torch.Tensor([True]))``)? Its code after the guard is a lazy
+    initialisation (a k-means codebook), run once."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    guard = body[0] if body else None
+    if not isinstance(guard, cst.If) or guard.orelse is not None:
+        return False
+    statements = list(_direct_statements(guard.body))
+    flag = dotted_name(guard.test)
+    if not (flag and flag.startswith("self.") and statements and isinstance(statements[-1], cst.Return)):
+        return False
+    for node in descendants(function.body):
+        if isinstance(node, cst.AssignTarget) and dotted_name(node.target) == flag:
+            return True
+        method = method_call(node, "fill_", "copy_")
+        if method is not None and dotted_name(method.value) in (flag, f"{flag}.data"):
+            return True
+    return False
+
+
 def empty_input_branch(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
     """Does ``if test: body`` return early for an empty input (``if x.numel() == 0: return
     x.sum() * 0``, ``if len(boxes) == 0: return ...``)? It handles an edge case, not a step."""

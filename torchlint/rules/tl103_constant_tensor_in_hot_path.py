@@ -64,6 +64,7 @@ class ConstantTensorInHotPath(Rule):
         "(where the constant belongs before the loop, not in a buffer), or on rare paths: a branch "
         "that runs once (`if self.hyps is None: self.hyps = ...`), one that warns about an abnormal "
         "case and bails out, one that returns early for an empty input (`if x.numel() == 0: return ...`), "
+        "a lazy initialisation after its guard (`if self.inited: return` ... `self.inited.fill_(True)`), "
         "`raise`/`assert`/`except`."
     )
     valid = (

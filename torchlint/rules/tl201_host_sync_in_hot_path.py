@@ -95,7 +95,7 @@ class HostSyncInHotPath(Rule):
         "or to a function of the file that does: `distance_maps(target.cpu())`), and `.cpu()` copies passed straight to a callable outside torch and outside the file (`self.scorer(hyp.cpu(), ref.cpu())`: an edit-distance scorer or a feature extractor asked for host data), or collected by a comprehension (`[w[b].cpu() for b in range(B)]`). Nor on host tensors "
         "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
-        "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`) or returns early for an empty input (`if len(boxes) == 0: return ...`), in a lambda that builds a message (`check(ok, lambda: "
+        "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`, or a function after its guard `if self.inited: return` that sets the flag) or returns early for an empty input (`if len(boxes) == 0: return ...`), in a lambda that builds a message (`check(ok, lambda: "
         "f\"got {x.max().item()}\")`: it runs only when the check fails), in code that runs only off "
         "the GPU (`if x.device.type == \"cpu\":`, `if x.is_cpu:`, also through a name, `is_mps = x.device.type == \"mps\"`, "
         "after `if x.is_cuda: return ...`), "
@@ -378,6 +378,27 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Codebook(nn.Module):
+                def __init__(self, size, dim):
+                    super().__init__()
+                    self.register_buffer("inited", torch.Tensor([False]))
+                    self.register_buffer("embed", torch.randn(size, dim))
+
+                def init_embed_(self, data):
+                    if self.inited:  # expect: TL201
+                        return  # the test still reads the buffer on every call
+                    self.embed.data.copy_(data[: self.embed.shape[0]])
+                    print(f"codebook initialised, mean {data.mean().item():.3f}")  # runs once
+                    self.inited.data.copy_(torch.Tensor([True]))
+
+                def forward(self, x):
+                    self.init_embed_(x)
+                    return torch.cdist(x, self.embed).argmin(-1)
+        """),
         Invalid("""
             import torch
             from torch import nn
