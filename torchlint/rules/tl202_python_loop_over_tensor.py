@@ -96,6 +96,27 @@ class PythonLoopOverTensor(Rule):
     )
     valid = (
         Valid("""
+            import torch
+            from torch import nn
+
+            class Decoder(nn.Module):
+                def forward(self, tokens, encoder_out):
+                    bsz, seqlen = tokens.size()
+                    x = self.embed(tokens).transpose(0, 1)
+                    hiddens = [encoder_out.mean(dim=0)] * len(self.layers)
+                    cells = [x.new_zeros(bsz, self.hidden_size)] * len(self.layers)
+                    outs = []
+                    for j in range(seqlen):  # each step needs the states the previous one stored
+                        step = x[j]
+                        for i, layer in enumerate(self.layers):
+                            hidden, cell = layer(step, (hiddens[i], cells[i]))
+                            hiddens[i] = hidden
+                            cells[i] = cell
+                            step = hidden
+                        outs.append(step)
+                    return torch.stack(outs)
+        """),
+        Valid("""
             import numpy as np
             from torch import nn
 
@@ -926,13 +947,15 @@ def _carried(body: Sequence[cst.CSTNode], states: Set[str]) -> bool:
 
 
 def _state_names(target: cst.BaseExpression) -> Iterable[str]:
-    """Names an assignment target updates: ``h``, and ``h`` of ``h[0]``."""
+    """Names an assignment target updates: ``h``, and ``h`` of ``h[0]`` and of ``h[0][j]``."""
     yield from target_names(target)
-    elements = target.elements if isinstance(target, (cst.Tuple, cst.List)) else [target]
-    for element in elements:
-        value = getattr(element, "value", element)
-        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-            yield value.value.value
+    values = [element.value for element in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    for value in values:
+        if isinstance(value, cst.Subscript):
+            while isinstance(value, cst.Subscript):
+                value = value.value
+            if isinstance(value, cst.Name):
+                yield value.value
 
 
 def _assigned_names(node: cst.Assign) -> Set[str]:
