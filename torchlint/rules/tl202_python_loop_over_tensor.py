@@ -72,7 +72,7 @@ class PythonLoopOverTensor(Rule):
         "No fix: the vectorised form depends on what the loop computes. Not reported for loops over "
         "modules (`self.layers`, `nn.ModuleList`, lists of blocks, `zip(masks, self.experts)`), over Python lists of tensors "
         "(`for f in features`), over `zip` of lists, over a literal or attribute range "
-        "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`, also held in a name: a few "
+        "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`, also held in a name or sliced, `pieces[:k]`: a few "
         "large pieces), over a dimension whose body does not index per element (`for h in "
         "range(x.shape[1]): outs.append(self.heads[h](x))`), over layers (the body picks a "
         "submodule by the loop variable, `self.cls_branches[i]`), for recurrences where each step "
@@ -95,6 +95,24 @@ class PythonLoopOverTensor(Rule):
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            def shift(t, amount, mask=None):
+                if mask is not None:
+                    t = t.masked_fill(~mask[..., None], 0.0)
+                return F.pad(t, (0, 0, amount, -amount), value=0.0)
+
+            class ShiftTokens(nn.Module):
+                def forward(self, x, mask=None):
+                    shifts = self.shifts
+                    splitted = x.split(x.shape[-1] // len(shifts), dim=-1)
+                    to_shift, rest = splitted[: len(shifts)], splitted[len(shifts):]
+                    to_shift = [shift(*args, mask=mask) for args in zip(to_shift, shifts)]  # a few chunks
+                    return torch.cat((*to_shift, *rest), dim=-1)
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -749,9 +767,9 @@ class PythonLoopOverTensor(Rule):
     def _is_tensor_rows(self, node: cst.BaseExpression) -> bool:
         """``x``, ``x[0]``, ``x.unbind(...)``, ``labels.unique()``: a tensor with evidence
         that it is one (a name used like a tensor, a torch call's result). Chunks
-        (``x.split(n)``, ``torch.chunk(x, k)``, also through a name) are a few large pieces, not rows."""
-        value = self.ctx.value_of(node.value) if isinstance(node, cst.Name) else None
-        if any(self._chunks(candidate) for candidate in (node, value) if candidate is not None):
+        (``x.split(n)``, ``torch.chunk(x, k)``, also through names and slices of them:
+        ``pieces = x.split(n)`` ... ``pieces[:k]``) are a few large pieces, not rows."""
+        if self._chunks(node):
             return False
         unbind = method_call(node, "unbind")
         base = unbind.value if unbind is not None else node
@@ -761,8 +779,13 @@ class PythonLoopOverTensor(Rule):
             return False
         return self.ctx.tensor_kind(base) == HOST or self.ctx.surely_tensor(base)  # a host tensor's kind is evidence
 
-    def _chunks(self, node: cst.BaseExpression) -> bool:
-        return method_call(node, *_CHUNKS) is not None or (
+    def _chunks(self, node: Optional[cst.BaseExpression], depth: int = 0) -> bool:
+        """Is ``node`` a tensor's chunks, or a slice of them, directly or through names?"""
+        while isinstance(node, cst.Subscript) and all(isinstance(part.slice, cst.Slice) for part in node.slice):
+            node = node.value
+        if isinstance(node, cst.Name):
+            return depth < 3 and self._chunks(self.ctx.value_of(node.value), depth + 1)
+        return node is not None and method_call(node, *_CHUNKS) is not None or (
             isinstance(node, cst.Call) and (self.ctx.qualname(node.func) or "").replace("torch.", "", 1) in _CHUNKS
         )
 
