@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.context.loaders import (
     DATALOADER, DATASET_POSITION, EPOCH_NAME, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
-    cycled, fitted, returned_by_epoch_hook, spread_changed, unwrap_iteration,
+    cycled, fitted, keywords, returned_by_epoch_hook, spread_changed, unwrap_iteration,
 )
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -78,7 +78,7 @@ class DataloaderWorkersNotPersistent(Rule):
         "`DataLoader` rejects persistent workers when `num_workers` is 0; no fix when the workers "
         "come from a `**kwargs` dict changed after it was built (`if use_cuda: kwargs.update("
         "num_workers=1)`: on the other path the same keyword would meet no workers). Not reported "
-        "when the call passes `*args` or a `**kwargs` it cannot see, gives `persistent_workers` in any form, or is built inside "
+        "when the call passes `*args` or a `**kwargs` it cannot see, gives `persistent_workers` in any form (also through its `**kwargs` dict, `args[\"persistent_workers\"] = ...`), or is built inside "
         "a loop (a loader made anew every epoch gains nothing: build it once), when nothing shows the "
         "loader is iterated twice (a one-shot evaluation loader, `test_dataloader`), when the code "
         "changes the dataset between epochs (`ds.set_epoch(epoch)` or `ds.level = k` in the epoch "
@@ -86,6 +86,14 @@ class DataloaderWorkersNotPersistent(Rule):
         "persistent workers would not see, or in test code."
     )
     valid = (
+        Valid("""
+            import torch
+
+            def build_dataloader(dataset, opt):
+                args = dict(dataset=dataset, batch_size=4, shuffle=True, num_workers=4)
+                args["persistent_workers"] = opt.get("persistent_workers", False)  # the user's choice
+                return torch.utils.data.DataLoader(**args)
+        """),
         Valid("""
             from torch.utils.data import DataLoader
 
@@ -389,7 +397,7 @@ class DataloaderWorkersNotPersistent(Rule):
         self._loops: List[Tuple[Ref, object, bool]] = []  # loops over loaders: (ref, function, nested)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not dataloader_call(self.ctx, node) or keyword(node, "persistent_workers") is not None:
+        if not dataloader_call(self.ctx, node) or "persistent_workers" in keywords(self.ctx, node):
             return
         if self.ctx.scope.kind == "loop" or self.ctx.is_test_module:
             return
