@@ -702,7 +702,9 @@ class PythonLoopOverTensor(Rule):
             self.ctx.parameter_kind(function, name) == TENSOR for name in parameters
         )
 
-    def _walks_tensor(self, iterable: cst.BaseExpression, target: cst.BaseExpression, body) -> Optional[Tuple[str, ...]]:
+    def _walks_tensor(
+        self, iterable: cst.BaseExpression, target: cst.BaseExpression, body
+    ) -> Optional[Tuple[str, ...]]:
         """Does the loop walk a tensor element by element? None if not; else the parameters of
         unknown kind it walks that must turn out tensors (``()``: none need to)."""
         if self.ctx.in_definition():
@@ -750,7 +752,8 @@ class PythonLoopOverTensor(Rule):
             # `t[i]` of a helper's parameter `t`: per element if the file's calls pass tensors
             indexed = {
                 node.value.value for node in nodes
-                if isinstance(node, cst.Subscript) and self._unknown_parameter(node.value) and _subscripted_by(node, variable)
+                if isinstance(node, cst.Subscript) and self._unknown_parameter(node.value)
+                and _subscripted_by(node, variable)
             }
             if not indexed:
                 return None
@@ -831,7 +834,10 @@ class PythonLoopOverTensor(Rule):
         return False
 
     def _indexes_by(self, node: cst.CSTNode, variable: str) -> bool:
-        return isinstance(node, cst.Subscript) and self.ctx.tensor_kind(node.value) == TENSOR and _subscripted_by(node, variable)
+        return (
+            isinstance(node, cst.Subscript) and self.ctx.tensor_kind(node.value) == TENSOR
+            and _subscripted_by(node, variable)
+        )
 
 
 def _is_len(node: Optional[cst.BaseExpression]) -> bool:
