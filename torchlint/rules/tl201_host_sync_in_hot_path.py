@@ -12,7 +12,7 @@ from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name, is_name, keyword, method_call, positional
+from torchlint.syntax import assigned_name, dotted_name, is_name, keyword, method_call, positional
 from torchlint.walker import descendants
 
 
@@ -103,8 +103,8 @@ class HostSyncInHotPath(Rule):
         "in a block that calls `torch.cuda.empty_cache()` (a deliberate offload to bound GPU "
         "memory), "
         "in the first statement "
-        "under a test that has just synchronised (`if loss.item() > 1: print(loss.item())`: the "
-        "queue is empty, the second read waits for nothing), for shapes and sizes (`int(x.shape[0])`), for identity tests "
+        "under a test that has just synchronised (`if loss.item() > 1: print(loss.item())`, also "
+        "`logger.info(...)`: the queue is empty, the second read waits for nothing), for shapes and sizes (`int(x.shape[0])`), for identity tests "
         "(`if mask is None`), or for bare parameters whose use shows nothing tensor-like "
         "(`if use_cache:`), nor for the `lengths` given to `pack_padded_sequence`, which takes them "
         "only in host memory (already there when they come from the collate function), also "
@@ -378,6 +378,21 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import logging
+            import torch
+            from torch import nn
+
+            logger = logging.getLogger(__name__)
+
+            class ClampedLoss(nn.Module):
+                def forward(self, pred, target):
+                    loss = self.loss_func(pred, target)
+                    if loss.item() > 1.0:  # expect: TL201
+                        logger.info("loss out of range (%.2f), clamped", loss.item())  # the queue is already drained
+                        loss = torch.ones_like(loss)
+                    return loss
+        """),
         Invalid("""
             import torch
             from torch import nn
@@ -838,7 +853,7 @@ class HostSyncInHotPath(Rule):
         for node in descendants(statement):
             if isinstance(node, cst.Call) and method_call(node, *HOST_READ_METHODS) is None:
                 name = self.ctx.qualname(node.func) or ""
-                if name not in _QUIET_CALLS and not warning_call(node.func):
+                if name not in _QUIET_CALLS and not warning_call(node.func) and not _logs(node.func):
                     return True
         return False
 
@@ -854,6 +869,13 @@ class HostSyncInHotPath(Rule):
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
         keep = in_model_code if model_code_only else _per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed)
         self.report(node, message, hot_when=keep)
+
+
+def _logs(func: cst.BaseExpression) -> bool:
+    """``logger.info``, ``logging.debug``, ``self.log.info``: a log call, which queues no GPU work."""
+    name = dotted_name(func) or ""
+    receiver, _, level = name.rpartition(".")
+    return level in ("info", "debug") and "log" in receiver.rpartition(".")[2].lower()
 
 
 def _truth_operands(test: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
