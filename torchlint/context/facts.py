@@ -17,7 +17,7 @@ import libcst as cst
 from torchlint.context.scopes import is_training_step_call
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
-    is_dtype, is_tensor_op, merge_kinds,
+    dimension_source, is_dtype, is_tensor_op, merge_kinds,
 )
 from torchlint.syntax import dotted_name, is_name, method_call
 from torchlint.walker import descendants, direct_nodes, iter_children, simple_statements
@@ -354,6 +354,14 @@ def warning_call(func: cst.BaseExpression) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] in _WARNING_CALLS
 
 
+def log_call(func: cst.BaseExpression) -> bool:
+    """A warning call, or ``logger.info`` / ``logging.debug`` / ``self.log.info``: output only."""
+    if warning_call(func):
+        return True
+    receiver, _, level = (dotted_name(func) or "").rpartition(".")
+    return level in ("info", "debug") and "log" in receiver.rpartition(".")[2].lower()
+
+
 def only_branch(test: cst.BaseExpression, basic: Callable[[cst.BaseExpression], Optional[str]]) -> Optional[str]:
     """Which branch of ``if test:`` runs only under a condition that ``basic`` recognises in a
     test without ``not``/``and``/``or`` ("body" when the test holds, "orelse" when it fails):
@@ -474,13 +482,7 @@ def empty_input_branch(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
 
 def _size_of_value(node: cst.BaseExpression) -> bool:
     """``x.numel()``, ``len(x)``, ``x.shape[0]`` or ``x.size(0)``: how many items a value holds."""
-    if isinstance(node, cst.Call):
-        if is_name(node.func, "len"):
-            return len(node.args) == 1
-        return method_call(node, "numel", "size") is not None and len(node.args) <= 1
-    return (
-        isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
-    )
+    return dimension_source(node) is not None or (method_call(node, "numel") is not None and not node.args)
 
 
 def _direct_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:

@@ -312,9 +312,8 @@ ARRAY_MEMBERS = TENSOR_ONLY_MEMBERS | ARRAY_REDUCTIONS  # members that show an a
 TENSOR_METHODS = ARRAY_MEMBERS | frozenset("isnan isfinite item tolist cpu numpy".split())
 
 
-def dimension_source(node: cst.BaseExpression, kind: Optional[Callable] = None) -> Optional[cst.BaseExpression]:
-    """The tensor whose size ``node`` is: ``t.shape[i]``, ``t.size(i)``, ``len(t)`` (without
-    ``kind``, the value of any kind whose size it is)."""
+def dimension_source(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The value, of any kind, whose size ``node`` is: ``t.shape[i]``, ``t.size(i)``, ``len(t)``."""
     owner: Optional[cst.BaseExpression] = None
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape":
         owner = node.value.value
@@ -324,7 +323,7 @@ def dimension_source(node: cst.BaseExpression, kind: Optional[Callable] = None) 
             owner = func.value
         elif isinstance(func, cst.Name) and func.value == "len":
             owner = node.args[0].value
-    return owner if owner is not None and (kind is None or kind(owner) in (TENSOR, HOST)) else None
+    return owner
 
 
 def dimension_index(node: Optional[cst.BaseExpression]) -> Optional[int]:

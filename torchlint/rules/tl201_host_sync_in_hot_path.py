@@ -7,12 +7,12 @@ from typing import Callable, Iterable, Optional, Tuple
 import libcst as cst
 
 from torchlint.context import HOST, TENSOR
-from torchlint.context.facts import guards_right, off_gpu_branch, warning_call
+from torchlint.context.facts import guards_right, log_call, off_gpu_branch
 from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name, dotted_name, is_name, keyword, method_call, positional
+from torchlint.syntax import assigned_name, is_name, keyword, method_call, positional
 from torchlint.walker import descendants
 
 
@@ -853,7 +853,7 @@ class HostSyncInHotPath(Rule):
         for node in descendants(statement):
             if isinstance(node, cst.Call) and method_call(node, *HOST_READ_METHODS) is None:
                 name = self.ctx.qualname(node.func) or ""
-                if name not in _QUIET_CALLS and not warning_call(node.func) and not _logs(node.func):
+                if name not in _QUIET_CALLS and not log_call(node.func):
                     return True
         return False
 
@@ -869,13 +869,6 @@ class HostSyncInHotPath(Rule):
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
         keep = in_model_code if model_code_only else _per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed)
         self.report(node, message, hot_when=keep)
-
-
-def _logs(func: cst.BaseExpression) -> bool:
-    """``logger.info``, ``logging.debug``, ``self.log.info``: a log call, which queues no GPU work."""
-    name = dotted_name(func) or ""
-    receiver, _, level = name.rpartition(".")
-    return level in ("info", "debug") and "log" in receiver.rpartition(".")[2].lower()
 
 
 def _truth_operands(test: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
