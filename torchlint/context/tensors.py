@@ -40,12 +40,15 @@ _NON_TENSOR_PREFIXES = (
     "torch.equal", "torch.allclose",
 )
 _TENSOR_PREFIXES = ("torch.nn.functional.",)
+# Tensor methods that return something else, and `items`/`keys`: what has them is a dict (a
+# parameter annotated `Union[Tensor, Dict[str, Tensor]]`), not a tensor.
 _NON_TENSOR_METHODS = frozenset(
     "item tolist numpy size dim ndimension numel nelement data_ptr is_contiguous is_cuda "
     "element_size get_device stride storage_offset is_floating_point is_complex "
-    "untyped_storage storage __len__ backward register_hook".split()
+    "untyped_storage storage __len__ backward register_hook items keys".split()
 )
 _HOST_METHODS = frozenset({"cpu"})
+_TORCH_KEYWORDS = frozenset({"dim", "keepdim"})
 # Tensor methods and builtins that copy a tensor's values to the host, waiting for the device.
 HOST_READ_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
 HOST_READ_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
@@ -212,8 +215,10 @@ class TensorInference:
         owner_kind = self.kind(owner)
         if owner_kind == BATCH and method in _DEVICE_METHODS:
             return BATCH
-        if owner_kind is None and method in TENSOR_RESULT_METHODS:
-            return TENSOR  # (labels == c).type_as(probas): only a tensor has the method
+        if owner_kind is None and (
+            method in TENSOR_RESULT_METHODS or method in ARRAY_MEMBERS and _torch_keywords(node)
+        ):
+            return TENSOR  # (labels == c).type_as(probas), labels.sum(dim=2): only a tensor's method
         if owner_kind not in (TENSOR, HOST):
             return None
         if method in _NON_TENSOR_METHODS or method.startswith(("is_", "has_")):  # x.is_pinned(), adj.has_value()
@@ -238,6 +243,12 @@ class TensorInference:
         if node.attr.value in _TENSOR_ATTRS:
             return owner_kind
         return None
+
+
+def _torch_keywords(call: cst.Call) -> bool:
+    """Does ``call`` pass a keyword only torch's array methods take (``dim=``, ``keepdim=``;
+    numpy's and pandas' say ``axis=`` and ``keepdims=``)?"""
+    return any(arg.keyword is not None and arg.keyword.value in _TORCH_KEYWORDS for arg in call.args)
 
 
 def is_dtype(node: cst.BaseExpression, qualname: Callable) -> bool:

@@ -96,6 +96,16 @@ class PythonLoopOverTensor(Rule):
     )
     valid = (
         Valid("""
+            from torch import nn
+            from graphs.typing import MaybeHeteroTensor  # Union[Tensor, Dict[str, Tensor]]
+
+            class Trim(nn.Module):
+                def forward(self, x: MaybeHeteroTensor, sizes):
+                    if isinstance(x, dict):  # a tensor has no items(): a dict of them, one per type
+                        return {k: v[: sizes[k]] for k, v in x.items()}
+                    return x[: sizes]
+        """),
+        Valid("""
             import torch
             import torch.nn.functional as F
             from torch import nn
