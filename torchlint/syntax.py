@@ -13,17 +13,17 @@ COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, None for anything else."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:  # not isinstance: libcst's node classes are ABCs, slow to test
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not cst.Name:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
 
 
 def is_name(node: cst.CSTNode, name: str) -> bool:
-    return isinstance(node, cst.Name) and node.value == name
+    return type(node) is cst.Name and node.value == name
 
 
 def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
@@ -45,7 +45,7 @@ def has_star_args(call: cst.Call) -> bool:
 
 def method_call(node: cst.CSTNode, *names: str) -> Optional[cst.Attribute]:
     """The ``obj.name`` of a call ``obj.name(...)`` whose method is one of ``names``."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         if not names or node.func.attr.value in names:
             return node.func
     return None

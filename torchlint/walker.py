@@ -106,7 +106,9 @@ def descendants(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 # Scopes and loops of their own: code in them does not run once per run of what holds them.
-_NESTED = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# (Node types are looked up in sets, not tested with isinstance: libcst's node classes are ABCs,
+# slow to test, and none of the concrete ones is subclassed.)
+_NESTED = frozenset({cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def direct_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -116,27 +118,28 @@ def direct_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         node = stack.pop()
         yield node
-        if not isinstance(node, _NESTED):
+        if type(node) not in _NESTED:
             stack.extend(iter_children(node))
 
 
 # Compound statements and the parts of them that hold statements.
-_STATEMENT_HOLDERS = (
+_STATEMENT_HOLDERS = frozenset({
     cst.IndentedBlock, cst.SimpleStatementSuite, cst.If, cst.Else, cst.For, cst.While, cst.With, cst.Try,
     cst.ExceptHandler, cst.Finally, cst.Module,
-)
+})
 
 
 def simple_statements(root: cst.CSTNode, enter_functions: bool = False) -> Iterator[cst.SimpleStatementLine]:
     """The simple statement lines under ``root`` in source order, without descending into
     expressions, nested classes, or (unless ``enter_functions``) nested functions."""
     for child in iter_children(root):
-        if isinstance(child, cst.SimpleStatementLine):
+        child_type = type(child)
+        if child_type is cst.SimpleStatementLine:
             yield child
-        elif isinstance(child, cst.FunctionDef):
+        elif child_type is cst.FunctionDef:
             if enter_functions:
                 yield from simple_statements(child.body, enter_functions)
-        elif isinstance(child, _STATEMENT_HOLDERS):
+        elif child_type in _STATEMENT_HOLDERS:
             yield from simple_statements(child, enter_functions)
 
 

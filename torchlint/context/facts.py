@@ -116,18 +116,22 @@ class FunctionFacts:
                 if param.annotation is not None and annotation_kind(param.annotation.annotation, qualname) == TENSOR
             }
         for node in descendants(root):
-            if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
-                facts.members.setdefault(node.value.value, set()).add(node.attr.value)
-            elif isinstance(node, cst.Call):
+            node_type = type(node)  # not isinstance: libcst's node classes are ABCs, slow to test
+            if node_type is cst.Attribute:
+                if type(node.value) is cst.Name:
+                    facts.members.setdefault(node.value.value, set()).add(node.attr.value)
+            elif node_type is cst.Call:
                 facts._call(node, qualname)
-            elif isinstance(node, cst.Return) and node.value is not None:
-                facts.returned.update(_returned_names(node.value))
-            elif isinstance(node, cst.Subscript) and len(node.slice) > 1 and isinstance(node.value, cst.Name):
-                facts.indexed.add(node.value.value)
-            elif isinstance(node, cst.BinaryOperation):
-                facts.computed.update(side.value for side in (node.left, node.right) if isinstance(side, cst.Name))
-            elif isinstance(node, cst.AugAssign):
-                facts.computed.update(side.value for side in (node.target, node.value) if isinstance(side, cst.Name))
+            elif node_type is cst.Return:
+                if node.value is not None:
+                    facts.returned.update(_returned_names(node.value))
+            elif node_type is cst.Subscript:
+                if len(node.slice) > 1 and type(node.value) is cst.Name:
+                    facts.indexed.add(node.value.value)
+            elif node_type is cst.BinaryOperation:
+                facts.computed.update(side.value for side in (node.left, node.right) if type(side) is cst.Name)
+            elif node_type is cst.AugAssign:
+                facts.computed.update(side.value for side in (node.target, node.value) if type(side) is cst.Name)
         return facts
 
     def _call(self, node: cst.Call, qualname: Callable) -> None:

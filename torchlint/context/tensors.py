@@ -159,41 +159,38 @@ class TensorInference:
         self._self_attribute_kind = attribute_kind
 
     def kind(self, node: cst.BaseExpression) -> Optional[str]:
-        if isinstance(node, cst.Name):
+        node_type = type(node)  # not isinstance: libcst's node classes are ABCs, slow to test
+        if node_type is cst.Name:
             return self._name_kind(node.value)
-        if isinstance(node, cst.Call):
+        if node_type is cst.Call:
             return self._call_kind(node)
-        if isinstance(node, cst.Attribute):
-            if isinstance(node.value, cst.Name) and node.value.value == "self":
+        if node_type is cst.Attribute:
+            if type(node.value) is cst.Name and node.value.value == "self":
                 return self._self_attribute_kind(node.attr.value)
             return self._attribute_kind(node)
-        if isinstance(node, cst.Subscript):
+        if node_type is cst.Subscript:
             if shape_source(node.value, self.kind) is not None:
                 return NOT  # x.shape[0], x.size()[1:]
             inner = self.kind(node.value)
             if inner == BATCH:
                 return TENSOR  # batch["image"], batch[0]
             return inner if inner in (TENSOR, HOST) else None
-        if isinstance(node, cst.IfExp):
+        if node_type is cst.IfExp:
             return merge_kinds([self.kind(node.body), self.kind(node.orelse)])
-        if isinstance(node, cst.BooleanOperation):
+        if node_type is cst.BooleanOperation:
             return merge_kinds([self.kind(node.left), self.kind(node.right)])
-        if isinstance(node, cst.BinaryOperation):
+        if node_type is cst.BinaryOperation:
             return _combine(self.kind(node.left), self.kind(node.right))
-        if isinstance(node, cst.UnaryOperation):
-            if isinstance(node.operator, cst.Not):
+        if node_type is cst.UnaryOperation:
+            if type(node.operator) is cst.Not:
                 return NOT  # `not t` is a Python bool
             inner = self.kind(node.expression)
             return inner if inner in (TENSOR, HOST, NOT) else None
-        if isinstance(node, cst.SimpleString) and _names_cpu(node):
+        if node_type is cst.SimpleString and _names_cpu(node):
             return CPU
-        if isinstance(
-            node,
-            (cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp,
-             cst.Integer, cst.Float, cst.BaseString, cst.Lambda, cst.Comparison),
-        ):
-            return NOT if not isinstance(node, cst.Comparison) else _comparison_kind(self, node)
-        return None
+        if node_type is cst.Comparison:
+            return _comparison_kind(self, node)
+        return NOT if node_type in _LITERALS or isinstance(node, cst.BaseString) else None
 
     def _call_kind(self, node: cst.Call) -> Optional[str]:
         func = node.func
@@ -249,6 +246,14 @@ def _torch_keywords(call: cst.Call) -> bool:
     """Does ``call`` pass a keyword only torch's array methods take (``dim=``, ``keepdim=``;
     numpy's and pandas' say ``axis=`` and ``keepdims=``)?"""
     return any(arg.keyword is not None and arg.keyword.value in _TORCH_KEYWORDS for arg in call.args)
+
+
+# Expressions that build a value that is no tensor (as do strings): literals, displays,
+# comprehensions, lambdas.
+_LITERALS = frozenset({
+    cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.Integer, cst.Float,
+    cst.Lambda,
+})
 
 
 def is_dtype(node: cst.BaseExpression, qualname: Callable) -> bool:
