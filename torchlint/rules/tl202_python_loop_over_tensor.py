@@ -97,6 +97,18 @@ class PythonLoopOverTensor(Rule):
     valid = (
         Valid("""
             from torch import nn
+
+            class PixelDecoder(nn.Module):
+                def forward(self, feats, batch_img_metas):
+                    bs = feats.shape[0]
+                    mask = feats.new_ones((bs, 64, 64))
+                    for i in range(bs):  # each image's size comes from its host metadata record
+                        img_h, img_w = batch_img_metas[i]["img_shape"]
+                        mask[i, :img_h, :img_w] = 0
+                    return self.encode(feats, mask)
+        """),
+        Valid("""
+            from torch import nn
             from graphs.typing import MaybeHeteroTensor  # Union[Tensor, Dict[str, Tensor]]
 
             class Trim(nn.Module):
@@ -729,6 +741,8 @@ class PythonLoopOverTensor(Rule):
             nodes = [node for part in body for node in descendants(part)]
             if _packs_only(body, set(target_names(target))):
                 return None  # sample.set_pred_score(score) per row: stored, not computed on
+            if _walks_records(nodes, set(target_names(target))):
+                return None
             if self._to_host(nodes, set(target_names(target))) or (
                 not any(_walked_dimension(candidate) in (None, 0) for candidate in iterated)
                 and _runs_module_on(self.ctx, nodes, set(target_names(target)))
@@ -751,6 +765,7 @@ class PythonLoopOverTensor(Rule):
         nodes = [node for part in body for node in descendants(part)]
         if (
             _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes) or _per_layer(nodes, variable)
+            or _walks_records(nodes, {variable})
             or self._to_host(nodes, {variable})
             or (
                 self.ctx.dimension(stop) != 0 and _runs_module_on(self.ctx, nodes, {variable})
@@ -914,6 +929,25 @@ def _arithmetic_of(node: cst.BaseExpression, variable: str) -> bool:
             _arithmetic_of(side, variable) or isinstance(side, (cst.Integer, cst.Float))
             for side in (node.left, node.right)
         ) and variable in set(_names(node))
+    return False
+
+
+def _walks_records(nodes: List[cst.CSTNode], names: Set[str]) -> bool:
+    """Does each step read a record by key, a loop target (``img_meta["img_shape"]``) or the
+    item a loop index picks (``metas[i]["pad_shape"]``)? The loop then walks host metadata
+    alongside the tensor (a padding mask per image size, a rescale per image), which a tensor
+    row never is."""
+    for node in nodes:
+        if type(node) is not cst.Subscript or len(node.slice) != 1:
+            continue
+        key = node.slice[0].slice
+        if not (isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString)):
+            continue
+        record = node.value
+        if type(record) is cst.Subscript and len(record.slice) == 1 and isinstance(record.slice[0].slice, cst.Index):
+            record = record.slice[0].slice.value  # metas[i]["pad_shape"]: the item of index i
+        if type(record) is cst.Name and record.value in names:
+            return True
     return False
 
 
