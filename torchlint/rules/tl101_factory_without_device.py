@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -110,7 +110,9 @@ class FactoryWithoutDevice(Rule):
         "also of a list a loop fills with factories' tensors, `pieces.append(torch.full(...))`, or handed to a "
         "function of the file that names no device, `self.bucket(positions)`) is then moved "
         "with `.to(device)`, `.cuda()`, `.type_as(t)`, `.type(torch.cuda.FloatTensor)` "
-        "or `x.new_tensor(...)`, in the same expression or later in the same function. Not in the "
+        "or `x.new_tensor(...)`, in the same expression or later in the same function, or by the "
+        "caller of a function of the file that builds it and returns it "
+        "(`_make_causal_mask(shape, dtype).to(x.device)`). Not in the "
         "code a test module runs once (its module level, `test_*` functions and their set-up): a "
         "test's inputs are built once, often on the CPU on purpose."
     )
@@ -560,12 +562,45 @@ class FactoryWithoutDevice(Rule):
         """),
         Invalid("""
             import torch
+            from torch import nn
+
+            def causal_mask(n, dtype):
+                mask = torch.full((n, n), float("-inf"))  # expect: TL101
+                mask.masked_fill_(torch.ones(n, n).tril().bool(), 0)
+                return mask.to(dtype)[None, None]
+
+            class Decoder(nn.Module):
+                def forward(self, x):
+                    return self.attend(x, causal_mask(x.shape[1], x.dtype).to(x.device))
+        """),
+        Invalid("""
+            import torch
             def smooth_targets(log_probs, targets):
                 zeros = torch.zeros(log_probs.size())  # expect: TL101
                 one_hot = zeros.scatter_(1, targets.unsqueeze(1).cpu(), 1)
                 return one_hot.cuda()
         """),
     )
+
+    def __init__(self, ctx, sink) -> None:
+        super().__init__(ctx, sink)
+        self._returned: Dict[cst.FunctionDef, cst.Call] = {}  # a function of the file -> the host factory it returns
+        self._results_moved: Set[cst.FunctionDef] = set()  # functions of the file whose result a caller moves
+
+    def visit_Return(self, node: cst.Return) -> None:
+        function = self.ctx.scope.function
+        if node.value is not None and function.node is not None:
+            built = self._host_built(node.value)
+            if built is not None:
+                self._returned[function.node] = built
+
+    def leave_Module(self, node: cst.Module) -> None:
+        """``mask = _make_causal_mask(n).to(x.device)``: the helper builds its result on the host
+        and returns it, the caller moves it."""
+        for function in self._results_moved:
+            built = self._returned.get(function)
+            if built is not None:
+                self.report(built)
 
     def visit_Call(self, node: cst.Call) -> None:
         if method_call(node, "new_tensor") is not None:
@@ -636,6 +671,8 @@ class FactoryWithoutDevice(Rule):
                 node = node.func.value
             elif isinstance(node, cst.Call) and self._host_function(node):
                 node = positional(node)[0].value
+            elif isinstance(node, cst.Call) and self._returns_result(node):
+                return None  # what the function returns is followed there (``leave_Module``)
             elif isinstance(node, cst.Call) and self._keeps_on_host(node):
                 node = positional(node)[0].value  # self._relative_position_bucket(relative_position, ...)
             elif isinstance(node, cst.Call) and self._joins_host_tensors(node):
@@ -671,6 +708,16 @@ class FactoryWithoutDevice(Rule):
         return bool(args) and keyword(node, "device") is None and not any(
             self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args
         )
+
+    def _returns_result(self, node: cst.Call) -> bool:
+        """A call, given no device tensor, of a function of this file that is not handed a tensor
+        to transform (``_make_causal_mask(shape, dtype)``): its result is what it returns, noted
+        as moved by this caller."""
+        function = self.ctx.function_here(node.func)
+        if function is None or any(self.ctx.tensor_kind(arg.value) in (TENSOR, HOST) for arg in node.args):
+            return False
+        self._results_moved.add(function)
+        return True
 
     def _keeps_on_host(self, node: cst.Call) -> bool:
         """A function of this file given no device tensor, whose body names no device
