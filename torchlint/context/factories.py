@@ -59,6 +59,20 @@ def one_dimensional(name: str, call: cst.Call) -> bool:
         size.elements[0], cst.StarredElement)
 
 
+def builds_empty(name: str, call: cst.Call) -> bool:
+    """Does factory ``name`` called as ``call`` get a zero size (``torch.zeros(0, d)``,
+    ``torch.empty([0])``, ``torch.FloatTensor(0)``): a tensor with no data?"""
+    if name not in _SIZED_FACTORIES and name != "full" and name not in LEGACY_CONSTRUCTORS:
+        return False
+    given = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    given = given[:1] if name == "full" else given  # full(size, value)
+    sizes = [
+        element.value for arg in given
+        for element in (arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else (arg,))
+    ]
+    return any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes)
+
+
 def passes(call: cst.Call, keyword: str) -> bool:
     """Does ``call`` pass ``keyword=`` (or ``**kwargs``, which may carry it)?"""
     return any(

@@ -9,7 +9,9 @@ import libcst as cst
 from torchlint.context import HOST, TENSOR
 from torchlint.context.dataflow import MAX_TRAIL
 from torchlint.context.devices import Move, device_move, host_factory, moved_by_helper
-from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, RANDOM_FACTORIES, WINDOWS, factory_name
+from torchlint.context.factories import (
+    DATA_FACTORIES, LEGACY_CONSTRUCTORS, RANDOM_FACTORIES, WINDOWS, builds_empty, factory_name,
+)
 from torchlint.context.scopes import constructing
 from torchlint.context.tensors import is_dtype
 from torchlint.diagnostics import SAFE, UNSAFE
@@ -43,7 +45,6 @@ _HOST_KEEPING = frozenset(
     "round floor ceil sqrt exp log abs sigmoid sin cos triu tril diag flip roll clamp cumsum bernoulli "
     "multinomial nn.functional.normalize".split()
 )
-_SIZED = frozenset("zeros ones empty rand randn full".split())  # factories given the tensor's size
 
 
 def _nothing_to_spare(call: cst.Call, factory: str) -> bool:
@@ -52,19 +53,11 @@ def _nothing_to_spare(call: cst.Call, factory: str) -> bool:
     on the device, it is copied just the same), or builds an empty tensor (``torch.Tensor()``,
     ``torch.zeros(0, d)``): there is nothing to copy. Legacy constructors given sizes
     (``torch.FloatTensor(3, 4)``) make data."""
-    if factory in DATA_FACTORIES:
+    if factory in DATA_FACTORIES or builds_empty(factory, call):
         return True
-    args = positional(call)
-    if factory in _SIZED or factory in LEGACY_CONSTRUCTORS:
-        given = args[:1] if factory == "full" else args  # full(size, value)
-        sizes = [
-            element.value for arg in given
-            for element in (arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else (arg,))
-        ]
-        if any(isinstance(size, cst.Integer) and size.evaluated_value == 0 for size in sizes):
-            return True
     if factory not in LEGACY_CONSTRUCTORS:
         return False
+    args = positional(call)
     return not call.args or len(args) == 1 and not isinstance(args[0].value, cst.Integer)
 
 

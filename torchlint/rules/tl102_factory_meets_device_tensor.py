@@ -17,7 +17,9 @@ import libcst as cst
 
 from torchlint.context import TENSOR
 from torchlint.context.devices import host_factory
-from torchlint.context.factories import DATA_FACTORIES, FACTORIES, constant_data, data_argument, one_dimensional
+from torchlint.context.factories import (
+    DATA_FACTORIES, FACTORIES, builds_empty, constant_data, data_argument, one_dimensional,
+)
 from torchlint.context.scopes import in_model_code
 from torchlint.context.tensors import HOST, IDENTITY_OPS
 from torchlint.rewrite import Replacement, attribute, code_in_block, with_keyword
@@ -234,13 +236,28 @@ class FactoryMeetsDeviceTensor(Rule):
         "torch.tensor(counts))`, `nonzero`, `unique`, `masked_select`: on the device it would wait "
         "for the data to size its output), when it is moved "
         "(TL101, also `m.type(x.type())`), for "
-        "`*_like`/`new_*` factories (they inherit the device), when `device=` or `**kwargs` is "
+        "`*_like`/`new_*` factories (they inherit the device), for an empty placeholder "
+        "(`torch.empty([0])`: no data to copy), when `device=` or `**kwargs` is "
         "passed, for `torch.tensor(t)` of a tensor `t` (it keeps `t`'s device), for 0-d "
         "`torch.tensor(1.0)` (a CPU scalar mixes with CUDA tensors without a copy), and for "
         "constant literals, which TL103 reports. Legacy constructors get no fix (they cannot take "
         "a CUDA device)."
     )
     valid = (
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class Attention(nn.Module):
+                def forward(self, query, key, value):
+                    return F.multi_head_attention_forward(
+                        query, key, value, self.embed_dim, self.num_heads,
+                        torch.empty([0]),  # no packed weight: an empty placeholder the kernel ignores
+                        torch.cat((self.q_proj.bias, self.k_proj.bias, self.v_proj.bias)),
+                        None, None, False, 0.0, self.out_proj.weight, self.out_proj.bias,
+                    )
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -619,6 +636,8 @@ class FactoryMeetsDeviceTensor(Rule):
         factory = host_factory(self.ctx, node)
         if factory not in FACTORIES or self.ctx.in_definition() or self.ctx.in_rare_path():
             return False
+        if builds_empty(factory, node):
+            return False  # torch.empty([0]): a placeholder with no data to copy
         if factory in DATA_FACTORIES:
             data = data_argument(node)
             return data is not None and self._sequence_data(data) and not constant_data(data)
