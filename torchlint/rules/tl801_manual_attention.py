@@ -52,6 +52,24 @@ def _int(node: Optional[cst.BaseExpression]) -> Optional[int]:
     return int(node.value) if isinstance(node, cst.Integer) else None
 
 
+def _from_end(dim: int, product: cst.BaseExpression) -> int:
+    """The softmax's ``dim`` counted from the end where the product shows the scores' rank:
+    ``q @ k.transpose(2, 3)`` (also ``torch.matmul``) swaps the key's last two dimensions, so
+    the scores have four and ``dim=3`` is the last one."""
+    if dim < 0:
+        return dim
+    if isinstance(product, cst.BinaryOperation):
+        key: Optional[cst.BaseExpression] = product.right
+    else:
+        args = positional(product) if isinstance(product, cst.Call) else []
+        key = args[-1].value if args else None
+    method = method_call(key, "transpose") if key is not None else None
+    swapped = sorted(_int(arg.value) for arg in positional(key)) if method is not None else []
+    if len(swapped) == 2 and None not in swapped and 0 <= swapped[0] and swapped[1] == swapped[0] + 1 == dim:
+        return -1
+    return dim
+
+
 def _words(name: Optional[str]) -> Set[str]:
     return set(name.rsplit(".", 1)[-1].lower().split("_")) if name else set()
 
@@ -126,7 +144,8 @@ class ManualAttention(Rule):
     what = (
         "Finds a softmax (`torch.softmax`, `F.softmax`, `.softmax(dim=-1)`, an `nn.Softmax(dim=-1)` "
         "attribute) of a product of two tensors (`q @ k.transpose(-2, -1)`, "
-        "`k.mT`, `torch.matmul`, `torch.bmm`, a two-operand `torch.einsum`), scaled by a multiplication "
+        "`k.mT`, `torch.matmul`, `torch.bmm`, a two-operand `torch.einsum`; with `k.transpose(2, 3)` the "
+        "last dimension may be named from the front, `dim=3`), scaled by a multiplication "
         "or division, with an additive mask or bias, `masked_fill` or a cast before the softmax, "
         "whose weights, after an optional dropout or cast, are multiplied once by the values "
         "(`@`, `matmul`, `bmm`, `einsum`) over the dimension the softmax normalised (the last one "
@@ -324,6 +343,17 @@ class ManualAttention(Rule):
     invalid = (
         Invalid("""
             import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class StyleAttention(nn.Module):
+                def forward(self, queries, keys, values):  # (heads, batch, length, head_dim)
+                    scores = torch.matmul(queries, keys.transpose(2, 3)) / self.key_dim**0.5
+                    scores = F.softmax(scores, dim=3)  # expect: TL801
+                    return torch.matmul(scores, values)
+        """),
+        Invalid("""
+            import torch
             class Attention(nn.Module):
                 def forward(self, x):
                     q, k, v = self.qkv(x).unbind(0)
@@ -414,9 +444,10 @@ class ManualAttention(Rule):
         ctx = self.ctx
         if ctx.in_definition() or ctx.in_rare_path() or ctx.in_export_branch() or self._fallback():
             return
-        if not self._reaches_product(scores, self._order + 1, self._path(), 0):
+        product = self._reached_product(scores, self._order + 1, self._path(), 0)
+        if product is None:
             return
-        attention = _Attention(node, ctx.scope.function.node, dim)
+        attention = _Attention(node, ctx.scope.function.node, _from_end(dim, product))
         attention.scores = {name.value for name in self._operands(scores)}
         self._follow(attention, node, ctx.ancestors, False)
         if not attention.spoiled:
@@ -495,18 +526,22 @@ class ManualAttention(Rule):
             return [node]
         return [name for inner in self._inputs(node) for name in self._operands(inner)]
 
-    def _reaches_product(self, node: cst.BaseExpression, order: int, path: _Path, depth: int) -> bool:
+    def _reached_product(
+        self, node: cst.BaseExpression, order: int, path: _Path, depth: int
+    ) -> Optional[cst.BaseExpression]:
+        """The product of two tensors the scores ``node`` come from, if they come from one."""
         if depth > 16:
-            return False
+            return None
         if self._product(node) is not None:
-            return True
+            return node
         if not isinstance(node, cst.Name):
-            return any(
-                self._reaches_product(inner, order, path, depth + 1)
-                for inner in self._inputs(node)
+            return next(
+                (found for inner in self._inputs(node)
+                 if (found := self._reached_product(inner, order, path, depth + 1)) is not None),
+                None,
             )
         found = self._source(node.value, order, path)
-        return found is not None and self._reaches_product(found.value, found.order, found.path, depth + 1)
+        return None if found is None else self._reached_product(found.value, found.order, found.path, depth + 1)
 
     def _inputs(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
         """What a step between the product and the softmax works on: scaling, an additive
