@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -40,6 +40,9 @@ _STAYS_ON_HOST = _PASS_THROUGH | frozenset(
 
 # Torch functions whose result is where their first argument is (followed back to a factory).
 _JOINING = frozenset({"torch.cat", "torch.concat", "torch.stack"})  # of host tensors only: a host tensor
+# What a host tensor was built by: a factory call, or the call of a function of the file that
+# returns it (followed into that function's `return`).
+_Built = Union[cst.Call, cst.FunctionDef]
 _HOST_KEEPING = frozenset(
     f"torch.{name}" for name in
     "round floor ceil sqrt exp log abs sigmoid sin cos triu tril diag flip roll clamp cumsum bernoulli "
@@ -168,6 +171,15 @@ class FactoryWithoutDevice(Rule):
         "also without a fix."
     )
     valid = (
+        Valid("""
+            import torch
+
+            def grid(n):
+                return torch.arange(n).float()
+
+            def offsets(n):
+                return grid(n) - n / 2  # returned on the host: nothing here moves it
+        """),
         Valid("""
             import torch
 
@@ -577,7 +589,8 @@ class FactoryWithoutDevice(Rule):
 
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
-        self._returned: Dict[cst.FunctionDef, cst.Call] = {}  # a function of the file -> the host factory it returns
+        # A function of the file -> the host factory it returns, or the function whose result it returns.
+        self._returned: Dict[cst.FunctionDef, _Built] = {}
         self._results_moved: Set[cst.FunctionDef] = set()  # functions of the file whose result a caller moves
 
     def visit_Return(self, node: cst.Return) -> None:
@@ -589,10 +602,12 @@ class FactoryWithoutDevice(Rule):
 
     def leave_Module(self, node: cst.Module) -> None:
         """``mask = _make_causal_mask(n).to(x.device)``: the helper builds its result on the host
-        and returns it, the caller moves it."""
+        and returns it (also through helpers it returns the result of), the caller moves it."""
         for function in self._results_moved:
-            built = self._returned.get(function)
-            if built is not None:
+            built: Optional[_Built] = function
+            for _ in range(MAX_TRAIL):
+                built = self._returned.get(built) if isinstance(built, cst.FunctionDef) else built
+            if isinstance(built, cst.Call):
                 self.report(built)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -637,10 +652,12 @@ class FactoryWithoutDevice(Rule):
         in the class. Reported at the factory, without a fix (the host tensor may be used
         before the move)."""
         built = self._host_built(moved)
-        if built is not None:
+        if isinstance(built, cst.FunctionDef):
+            self._results_moved.add(built)  # reported once the file is walked (``leave_Module``)
+        elif built is not None:
             self.report(built)
 
-    def _host_built(self, node: cst.BaseExpression) -> Optional[cst.Call]:
+    def _host_built(self, node: cst.BaseExpression) -> Optional[_Built]:
         """The factory call a host tensor ``node`` was built from, following reassignments in
         this function, ``self`` attributes, steps that keep it on the host (views, casts,
         ``repeat``) and arithmetic with anything that is not a device tensor."""
@@ -664,8 +681,8 @@ class FactoryWithoutDevice(Rule):
                 node = node.func.value
             elif isinstance(node, cst.Call) and self._host_function(node):
                 node = positional(node)[0].value
-            elif isinstance(node, cst.Call) and self._returns_result(node):
-                return None  # what the function returns is followed there (``leave_Module``)
+            elif isinstance(node, cst.Call) and (function := self._result_of(node)) is not None:
+                return function  # what it returns is followed there (``visit_Return``)
             elif isinstance(node, cst.Call) and self._keeps_on_host(node):
                 node = positional(node)[0].value  # self._relative_position_bucket(relative_position, ...)
             elif isinstance(node, cst.Call) and self._joins_host_tensors(node):
@@ -702,15 +719,13 @@ class FactoryWithoutDevice(Rule):
             self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args
         )
 
-    def _returns_result(self, node: cst.Call) -> bool:
-        """A call, given no device tensor, of a function of this file that is not handed a tensor
-        to transform (``_make_causal_mask(shape, dtype)``): its result is what it returns, noted
-        as moved by this caller."""
+    def _result_of(self, node: cst.Call) -> Optional[cst.FunctionDef]:
+        """The function of this file ``node`` calls, given no tensor to transform
+        (``_make_causal_mask(shape, dtype)``): its result is what that function returns."""
         function = self.ctx.function_here(node.func)
         if function is None or any(self.ctx.tensor_kind(arg.value) in (TENSOR, HOST) for arg in node.args):
-            return False
-        self._results_moved.add(function)
-        return True
+            return None
+        return function
 
     def _keeps_on_host(self, node: cst.Call) -> bool:
         """A function of this file given no device tensor, whose body names no device
