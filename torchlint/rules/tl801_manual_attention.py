@@ -151,7 +151,8 @@ class ManualAttention(Rule):
         "(`@`, `matmul`, `bmm`, `einsum`) over the dimension the softmax normalised (the last one "
         "for `attn @ v`, the one before it for `v @ attn` or `torch.bmm(v, attn)`). The steps are "
         "followed through assignments in the same function (`attn = q @ k.mT`, `attn *= scale`, "
-        "`attn = attn.softmax(-1)`, `attn = self.drop(attn)`, `out = attn @ v`)."
+        "`attn = attn.softmax(-1)`, `attn = self.drop(attn)`, `out = attn @ v`), also into both "
+        "branches of an `if`/`else` that each assign the scores."
     )
     why = (
         "Written by hand, attention runs as separate kernels (the product, scaling, masking, softmax, "
@@ -201,6 +202,17 @@ class ManualAttention(Rule):
         "\"scaled_dot_product_attention\")`, `if self.fused_attn:`) or after `assert False`."
     )
     valid = (
+        Valid("""
+            from torch import nn
+
+            class Gated(nn.Module):
+                def forward(self, q, k, v, x):
+                    if self.use_attention:
+                        scores = q @ k
+                    else:
+                        scores = self.gate(x)  # a gate's logits, no product of two tensors
+                    return scores.softmax(dim=-1) @ v
+        """),
         Valid("""
             import torch
             class Attention(nn.Module):
@@ -341,6 +353,18 @@ class ManualAttention(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch import nn
+
+            class BottleneckAttn(nn.Module):
+                def forward(self, q, k, v):
+                    if self.scale_pos_embed:
+                        attn = (q @ k + self.pos_embed(q)) * self.scale
+                    else:
+                        attn = (q @ k) * self.scale + self.pos_embed(q)
+                    attn = attn.softmax(dim=-1)  # expect: TL801
+                    return attn @ v
+        """),
         Invalid("""
             import torch
             import torch.nn.functional as F
@@ -540,8 +564,11 @@ class ManualAttention(Rule):
                  if (found := self._reached_product(inner, order, path, depth + 1)) is not None),
                 None,
             )
-        found = self._source(node.value, order, path)
-        return None if found is None else self._reached_product(found.value, found.order, found.path, depth + 1)
+        products = [
+            self._reached_product(found.value, found.order, found.path, depth + 1)
+            for found in self._sources(node.value, order, path)
+        ]
+        return products[0] if products and None not in products else None
 
     def _inputs(self, node: cst.BaseExpression) -> List[cst.BaseExpression]:
         """What a step between the product and the softmax works on: scaling, an additive
@@ -579,6 +606,26 @@ class ManualAttention(Rule):
             if name not in {operand.value for operand in self._operands(binding.value)}:
                 return None  # a conditional step that SDPA may not carry (`torch.tanh`)
         return None
+
+    def _sources(self, name: str, order: int, path: _Path) -> List[_Binding]:
+        """What ``name`` may hold before ``order``, seen from ``path``: the value ``_source``
+        finds, or else the two an ``if``/``else`` assigns, one in each branch (``if
+        self.scale_pos_embed: attn = (q @ k + pos) * s`` ... ``else: attn = q @ k * s + pos``)."""
+        found = self._source(name, order, path)
+        if found is not None:
+            return [found]
+        bindings = [
+            binding for binding in self._history.get((id(self.ctx.scope.function.node), name), ())
+            if binding.order < order and not binding.step
+        ]
+        if len(bindings) < 2:
+            return []
+        first, last = bindings[-2:]
+        if first.value is None or last.value is None or len(first.path) != len(last.path) or not first.path:
+            return []
+        (one, branch), (other, other_branch) = first.path[-1], last.path[-1]
+        both_branches = one == other and branch != other_branch and first.path[:-1] == last.path[:-1]
+        return [first, last] if both_branches and set(first.path[:-1]) <= set(path) else []
 
     def _path(self) -> _Path:
         """The branches taken to get here: each enclosing `if` and the part of it we are in."""
