@@ -64,8 +64,8 @@ def _from_end(dim: int, product: cst.BaseExpression) -> int:
         args = positional(product) if isinstance(product, cst.Call) else []
         key = args[-1].value if args else None
     method = method_call(key, "transpose") if key is not None else None
-    swapped = sorted(_int(arg.value) for arg in positional(key)) if method is not None else []
-    if len(swapped) == 2 and None not in swapped and 0 <= swapped[0] and swapped[1] == swapped[0] + 1 == dim:
+    swapped = [_int(arg.value) for arg in positional(key)] if method is not None else []
+    if len(swapped) == 2 and None not in swapped and min(swapped) >= 0 and max(swapped) == min(swapped) + 1 == dim:
         return -1
     return dim
 
@@ -202,6 +202,16 @@ class ManualAttention(Rule):
         "\"scaled_dot_product_attention\")`, `if self.fused_attn:`) or after `assert False`."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+
+            class Lemmatizer(nn.Module):
+                def forward(self, encoded, output, values):
+                    # torch.transpose(t, 1, 2): the function's own first argument is no dimension
+                    coeff = torch.softmax(torch.matmul(encoded, torch.transpose(output, 1, 2)), dim=1)
+                    return torch.matmul(values, coeff)
+        """),
         Valid("""
             from torch import nn
 
