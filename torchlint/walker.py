@@ -96,6 +96,18 @@ def iter_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     return children
 
 
+_EXPRESSION_TYPES: Dict[type, bool] = {}
+
+
+def is_expression(node: cst.CSTNode) -> bool:
+    """Is ``node`` an expression? (Answered once per node type: libcst's node classes are ABCs,
+    slow to test with isinstance.)"""
+    known = _EXPRESSION_TYPES.get(type(node))
+    if known is None:
+        known = _EXPRESSION_TYPES[type(node)] = issubclass(type(node), cst.BaseExpression)
+    return known
+
+
 def descendants(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """``root`` and every meaningful node below it (depth-first, order unspecified)."""
     stack = [root]

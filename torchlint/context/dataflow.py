@@ -21,6 +21,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.context.tensors import HOST, TENSOR, UNBOUND, merge_kinds
+from torchlint.walker import is_expression, iter_children
 
 # `to_device(` also matches move_to_device/send_to_device; `to_cuda(` is matched by `cuda(`.
 _CUDA_USE = re.compile(r"cuda[.(\"':]|\.to\(\s*(\w+\.)*\w*(device|gpu)\w*\s*[,)]|to_device\(")
@@ -148,17 +149,19 @@ def self_attributes(cls: cst.ClassDef) -> Dict[str, Optional[cst.BaseExpression]
     once. A ``self.name = None`` placeholder (in ``__init__``, built later) does not count
     beside one real assignment."""
     found: Dict[str, List[cst.BaseExpression]] = {}
-    stack = [cls.body]
+    stack: List[cst.CSTNode] = [cls.body]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.ClassDef):
+        node_type = type(node)
+        if node_type is cst.ClassDef:
             continue  # a nested class has its own ``self``
-        if isinstance(node, cst.Assign):
+        if node_type is cst.Assign:
             for target in node.targets:
                 attr = target.target
-                if isinstance(attr, cst.Attribute) and isinstance(attr.value, cst.Name) and attr.value.value == "self":
+                if type(attr) is cst.Attribute and type(attr.value) is cst.Name and attr.value.value == "self":
                     found.setdefault(attr.attr.value, []).append(node.value)
-        stack.extend(child for child in node.children if not isinstance(child, cst.BaseExpression))
+            continue
+        stack.extend(child for child in iter_children(node) if not is_expression(child))
     return {name: _only_value(values) for name, values in found.items()}
 
 

@@ -592,10 +592,11 @@ class FactoryWithoutDevice(Rule):
         # A function of the file -> the host factory it returns, or the function whose result it returns.
         self._returned: Dict[cst.FunctionDef, _Built] = {}
         self._results_moved: Set[cst.FunctionDef] = set()  # functions of the file whose result a caller moves
+        self._building: Set[cst.FunctionDef] = set()  # functions that call a factory (so far in the walk)
 
     def visit_Return(self, node: cst.Return) -> None:
         function = self.ctx.scope.function
-        if node.value is not None and function.node is not None:
+        if node.value is not None and function.node in self._building:
             built = self._host_built(node.value)
             if built is not None:
                 self._returned[function.node] = built
@@ -611,6 +612,8 @@ class FactoryWithoutDevice(Rule):
                 self.report(built)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if host_factory(self.ctx, node) is not None and self.ctx.scope.function.node is not None:
+            self._building.add(self.ctx.scope.function.node)
         if method_call(node, "new_tensor") is not None:
             if not self.ctx.in_test_case():
                 self._copied_by_new_tensor(node)
