@@ -6,7 +6,7 @@ from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from torchlint.context import HOST, TENSOR
+from torchlint.context import HOST, NOT, TENSOR
 from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import dimension_index
@@ -71,7 +71,9 @@ class PythonLoopOverTensor(Rule):
     fix_safety = (
         "No fix: the vectorised form depends on what the loop computes. Not reported for loops over "
         "modules (`self.layers`, `nn.ModuleList`, lists of blocks, `zip(masks, self.experts)`), over Python lists of tensors "
-        "(`for f in features`), over `zip` of lists, over a literal or attribute range "
+        "(`for f in features`), over `zip` of lists or of a tensor with a list a comprehension or display "
+        "built (`zip(pitch, lengths)` of per-utterance tracks: each step takes one host item), over a "
+        "literal or attribute range "
         "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`, also held in a name or sliced, `pieces[:k]`: a few "
         "large pieces), over a dimension whose body does not index per element (`for h in "
         "range(x.shape[1]): outs.append(self.heads[h](x))`), over layers (the body picks a "
@@ -84,6 +86,7 @@ class PythonLoopOverTensor(Rule):
         "`x.unbind(1)`: no kernels), for loops that hand each element to a library taking host "
         "arrays (`[linear_sum_assignment(c) for c in C]`, `librosa.stft(x[i].numpy())`), for "
         "comprehensions that only copy each element to the host (`[w[b].cpu() for b in range(B)]`), for "
+        "loops that read a host record by key each step (`metas[i][\"img_shape\"]`), for "
         "loops that only store each element in a per-item container, computing nothing on it "
         "(`sample.set_pred_score(score)`, `SegDataSample(gt=PixelData(data=label))`), for per-item selections of data-dependent size collected in a list the "
         "function never joins into a tensor (`kept.append(boxes[i][scores[i] > t])`: ragged results "
@@ -95,6 +98,15 @@ class PythonLoopOverTensor(Rule):
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+
+            class F0(nn.Module):
+                def forward(self, utterances, frames: torch.Tensor):
+                    pitch = [self.pyworld_f0(u) for u in utterances]  # ragged tracks, one per utterance
+                    return [self.adjust(p, n) for p, n in zip(pitch, frames)]  # a list's items in turn
+        """),
         Valid("""
             from torch import nn
 
@@ -738,6 +750,8 @@ class PythonLoopOverTensor(Rule):
                 return None  # each element goes to numpy/scipy (a matching per image): no vectorised form
             if any(_submodules(self.ctx, candidate) for candidate in iterated):
                 return None  # zip(masks, self.experts): one module per step
+            if any(self.ctx.tensor_kind(candidate) == NOT for candidate in iterated):
+                return None  # zip(pitch_list, lengths): each step takes an item of a Python list
             nodes = [node for part in body for node in descendants(part)]
             if _packs_only(body, set(target_names(target))):
                 return None  # sample.set_pred_score(score) per row: stored, not computed on
