@@ -173,6 +173,20 @@ class FactoryWithoutDevice(Rule):
     valid = (
         Valid("""
             import torch
+            from torch import nn
+
+            class Embed(nn.Module):
+                def __init__(self, table):
+                    super().__init__()
+                    self.table = table  # the caller's tensor, wherever it lives
+
+                def forward(self, x):
+                    table = torch.zeros(x.shape[0], 4)  # another `table`, never moved
+                    self.record(table)
+                    return x @ self.table.to(x.device)
+        """),
+        Valid("""
+            import torch
 
             def grid(n):
                 return torch.arange(n).float()
@@ -665,13 +679,16 @@ class FactoryWithoutDevice(Rule):
         this function, ``self`` attributes, steps that keep it on the host (views, casts,
         ``repeat``) and arithmetic with anything that is not a device tensor."""
         assigned: Optional[cst.BaseExpression] = None  # the assignment being looked through
+        elsewhere = False  # in what another method assigned to `self.<name>`: its names are not this one's
         for _ in range(MAX_TRAIL):
             if isinstance(node, cst.Name):
+                if elsewhere:
+                    return None  # `self.table = table` in __init__: not this function's `table`
                 if self.ctx.written_into(node.value):
                     return None  # filled element by element on the host, then copied once
                 node = assigned = self.ctx.value_of(node.value, before=assigned)
             elif isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
-                node = self.ctx.attribute_value(node.attr.value)
+                node, elsewhere = self.ctx.attribute_value(node.attr.value), True
             elif isinstance(node, cst.BinaryOperation) or _single_comparison(node):
                 left, right = _operands(node)
                 left_kind, right_kind = self.ctx.tensor_kind(left), self.ctx.tensor_kind(right)
