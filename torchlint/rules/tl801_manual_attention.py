@@ -602,7 +602,7 @@ class ManualAttention(Rule):
         assignments in the other branch of an enclosing ``if`` never ran; one in a branch
         that may have run must be a scoring step of the same name (``if mask is not None:
         attn = attn + mask``); ``attn += bias`` is one."""
-        for binding in reversed(self._history.get((id(self.ctx.scope.function.node), name), ())):
+        for binding in reversed(self._bindings(name)):
             if binding.order >= order:
                 continue
             if _exclusive(path, binding.path):
@@ -625,8 +625,7 @@ class ManualAttention(Rule):
         if found is not None:
             return [found]
         bindings = [
-            binding for binding in self._history.get((id(self.ctx.scope.function.node), name), ())
-            if binding.order < order and not binding.step
+            binding for binding in self._bindings(name) if binding.order < order and not binding.step
         ]
         if len(bindings) < 2:
             return []
@@ -761,10 +760,13 @@ class ManualAttention(Rule):
         )
 
     # ---- bindings ----------------------------------------------------------------
+    def _bindings(self, name: str) -> List[_Binding]:
+        """The bindings of ``name`` in the current function so far, oldest first."""
+        return self._history.setdefault((id(self.ctx.scope.function.node), name), [])
+
     def _bind(self, name: str, value: Optional[cst.BaseExpression], step: bool = False) -> None:
         self._order += 1
-        key = (id(self.ctx.scope.function.node), name)
-        self._history.setdefault(key, []).append(_Binding(self._order, value, self._path(), step))
+        self._bindings(name).append(_Binding(self._order, value, self._path(), step))
 
     def leave_Assign(self, node: cst.Assign) -> None:
         names = [target.target.value for target in node.targets if isinstance(target.target, cst.Name)]
