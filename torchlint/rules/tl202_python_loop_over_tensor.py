@@ -743,30 +743,39 @@ class PythonLoopOverTensor(Rule):
         unknown kind it walks that must turn out tensors (``()``: none need to)."""
         if self.ctx.in_definition():
             return None
-        variable = target.value if isinstance(target, cst.Name) else ""
         iterated = _iterated(self.ctx, iterable)
         if any(self._is_tensor_rows(candidate) for candidate in iterated):
-            if any(isinstance(c, cst.Name) and self.ctx.leaves_for_host_library(c.value) for c in iterated):
-                return None  # each element goes to numpy/scipy (a matching per image): no vectorised form
-            if any(_submodules(self.ctx, candidate) for candidate in iterated):
-                return None  # zip(masks, self.experts): one module per step
-            if any(self.ctx.tensor_kind(candidate) == NOT for candidate in iterated):
-                return None  # zip(pitch_list, lengths): each step takes an item of a Python list
-            nodes = [node for part in body for node in descendants(part)]
-            if _packs_only(body, set(target_names(target))):
-                return None  # sample.set_pred_score(score) per row: stored, not computed on
-            if _walks_records(nodes, set(target_names(target))):
-                return None
-            if self._to_host(nodes, set(target_names(target))) or (
-                not any(_walked_dimension(candidate) in (None, 0) for candidate in iterated)
-                and _runs_module_on(self.ctx, nodes, set(target_names(target)))
-            ):
-                return None
-            # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
-            return None if _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes) else ()
+            return self._walks_rows(iterated, target, body)
         stop = _range_stop(self.ctx, iterable)
-        if stop is None or not variable:
+        if stop is None or not isinstance(target, cst.Name):
             return None
+        return self._walks_dimension(stop, target, body)
+
+    def _walks_rows(
+        self, iterated: List[cst.BaseExpression], target: cst.BaseExpression, body
+    ) -> Optional[Tuple[str, ...]]:
+        """``for row in x``, ``zip(x, y)``: is each step per-element work on a tensor's rows?"""
+        if any(isinstance(c, cst.Name) and self.ctx.leaves_for_host_library(c.value) for c in iterated):
+            return None  # each element goes to numpy/scipy (a matching per image): no vectorised form
+        if any(_submodules(self.ctx, candidate) for candidate in iterated):
+            return None  # zip(masks, self.experts): one module per step
+        if any(self.ctx.tensor_kind(candidate) == NOT for candidate in iterated):
+            return None  # zip(pitch_list, lengths): each step takes an item of a Python list
+        names = set(target_names(target))
+        nodes = [node for part in body for node in descendants(part)]
+        if _packs_only(body, names):
+            return None  # sample.set_pred_score(score) per row: stored, not computed on
+        if _walks_records(nodes, names) or self._to_host(nodes, names) or (
+            not any(_walked_dimension(candidate) in (None, 0) for candidate in iterated)
+            and _runs_module_on(self.ctx, nodes, names)
+        ):
+            return None
+        # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
+        return None if _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes) else ()
+
+    def _walks_dimension(self, stop: cst.BaseExpression, target: cst.Name, body) -> Optional[Tuple[str, ...]]:
+        """``for i in range(x.shape[0])``: does the body index (or mask) a tensor by ``i``?"""
+        variable = target.value
         sized = self.ctx.sized(stop)
         if sized is None:
             return None
