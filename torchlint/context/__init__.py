@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 
 import libcst as cst
 
-from torchlint.context.calls import CallSites, parameter_at
+from torchlint.context.calls import CallSites, is_parameter, parameter_at
 from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
@@ -135,6 +135,14 @@ class FileContext:
         if before is not None and order is None:
             return None
         return self._here.latest(name, order)
+
+    def holds_parameter(self, name: str, before: Optional[cst.BaseExpression] = None) -> bool:
+        """Does ``name`` still hold what the current function's caller passed for it (a
+        parameter not rebound so far, or before the assignment ``before``)?"""
+        order = self._order.get(id(before)) if before is not None else None
+        if before is not None and order is None:
+            return False
+        return is_parameter(self.scope.function, name) and self._here.binding(name, order) is None
 
     def bound_conditionally(self, name: str, before: Optional[cst.BaseExpression] = None) -> bool:
         """Was the value ``value_of(name, before)`` gives bound in a branch that may not have run?"""

@@ -32,10 +32,13 @@ REVERSED, PERMUTED = "reversed", "permuted"
 class Layout:
     """How an array arrives at ``torch.from_numpy``: ``REVERSED``, ``PERMUTED`` or None, and
     whether that depends on a branch (``if flip: img = img[:, ::-1]``): on the other path the
-    array arrives as it was, sharing memory with the caller's."""
+    array arrives as it was, sharing memory with the caller's. ``parameter``: the parameter of
+    the current function the trail ends at, nothing met on the way having decided the layout
+    (``def to_tensor(a): return torch.from_numpy(a)``): then what the callers pass does."""
 
     kind: Optional[str]
     conditional: bool = False
+    parameter: Optional[str] = None
 
 # numpy functions and array methods that return a view with the same strides, permuted.
 _PERMUTING_FUNCTIONS = frozenset({"numpy.transpose", "numpy.swapaxes", "numpy.moveaxis", "numpy.rollaxis"})
@@ -54,13 +57,16 @@ Resolve = Callable[[str, Optional[cst.BaseExpression]], Optional[cst.BaseExpress
 def arriving_layout(ctx, node: cst.BaseExpression) -> Layout:
     """How the array ``node`` arrives (kind None: contiguous, or not known)."""
     branches = []  # whether each reassignment followed was bound in a branch left since
+    ends_at = []  # the last name followed, when it holds a parameter
 
     def resolve(name: str, before: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         branches.append(ctx.bound_conditionally(name, before))
-        return ctx.value_of(name, before=before)
+        value = ctx.value_of(name, before=before)
+        ends_at[:] = [name] if value is None and ctx.holds_parameter(name, before) else []
+        return value
 
     kind = _layout(ctx, node, resolve, depth=0)
-    return Layout(kind, any(branches))
+    return Layout(kind, any(branches), ends_at[0] if ends_at and kind is None else None)
 
 
 def _layout(ctx, node: Optional[cst.BaseExpression], resolve: Resolve, depth: int) -> Optional[str]:

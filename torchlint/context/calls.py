@@ -113,10 +113,22 @@ def _positional_parameters(function) -> List[str]:
     node = function.node
     if not isinstance(node, cst.FunctionDef):
         return []
+    return _positional_names(node, function.parent is not None and function.parent.kind == "class")
+
+
+def _positional_names(node: cst.FunctionDef, method: bool) -> List[str]:
     names = [param.name.value for param in (*node.params.posonly_params, *node.params.params)]
-    if function.parent is not None and function.parent.kind == "class" and names[:1] in (["self"], ["cls"]):
-        names = names[1:]
-    return names
+    return names[1:] if method and names[:1] in (["self"], ["cls"]) else names
+
+
+def arguments_by_parameter(call: cst.Call, function: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
+    """What ``call`` of ``function`` passes for each parameter it reaches, by position or
+    keyword (``self.helper(x)`` skips the method's ``self``)."""
+    names = _positional_names(function, isinstance(call.func, cst.Attribute))
+    spread = any(arg.star == "*" for arg in call.args)  # positions after `*args` are not known
+    passed = {} if spread else {name: arg.value for name, arg in zip(names, positional(call))}
+    passed.update((arg.keyword.value, arg.value) for arg in call.args if arg.keyword is not None)
+    return passed
 
 
 def is_parameter(function, name: str) -> bool:

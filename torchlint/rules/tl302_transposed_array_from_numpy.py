@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from collections import defaultdict
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from torchlint.context.arrays import PERMUTED, arriving_layout, contiguous_fix
+from torchlint.context.calls import arguments_by_parameter
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import assigned_name, has_star_args, method_call, positional
 from torchlint.walker import descendants
@@ -17,6 +19,9 @@ _KEEPS_STRIDES = frozenset(
 )
 # Joins whose result is a fresh contiguous tensor (DataLoader's default collate stacks too).
 _JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate"})
+# A from_numpy stored in a name: the call, the stored expression, its fix, the branches it
+# was stored in, and the parameter whose callers decide (None: reported as it is).
+_Stored = Tuple[cst.Call, cst.CSTNode, tuple, Dict[int, int], Optional[Tuple[int, str]]]
 
 
 class TransposedArrayFromNumpy(Rule):
@@ -34,7 +39,9 @@ class TransposedArrayFromNumpy(Rule):
         "Finds `torch.from_numpy(a)` where `a` is a numpy array permuted by `.transpose(...)`, "
         "`np.transpose`, `.swapaxes`, `np.moveaxis` or `.T` (an HWC image turned CHW is the usual "
         "case), followed through reassignments in the same function, `self` attributes and the "
-        "return values of the file's own functions (`to_chw(img)`), with no `np.ascontiguousarray` "
+        "return values of the file's own functions (`to_chw(img)`), and into the parameter of a "
+        "function of the file that a call passes the array to (also handed on through other "
+        "functions' parameters), with no `np.ascontiguousarray` "
         "or `.copy()` in between. `astype`, `np.array` and arithmetic (`img / 255.0`) make a new "
         "array in the same axis order, so they do not help. Not reported when the tensor is made "
         "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`) "
@@ -153,8 +160,55 @@ class TransposedArrayFromNumpy(Rule):
             import torch
             t = torch.from_numpy(np.array([np.transpose(im, (2, 0, 1)) for im in images]))
         """),
+        Valid("""
+            import numpy as np
+            import torch
+
+            def to_tensor(array, device):
+                return torch.from_numpy(array).to(device)
+
+            def predict(net, img, device):  # every caller passes a contiguous array
+                return net(to_tensor(np.ascontiguousarray(img.transpose(2, 0, 1)), device))
+        """),
+        Valid("""
+            import numpy as np
+            import pytest
+            import torch
+
+            def to_tensor(array):
+                return torch.from_numpy(array)
+
+            def test_transposed():  # a test runs once
+                assert to_tensor(np.zeros((2, 3)).T).shape == (3, 2)
+        """),
     )
     invalid = (
+        Invalid("""
+            import torch
+
+            def to_tensor(array, device):
+                return torch.from_numpy(array).to(device)  # expect: TL302
+
+            def prepare(img, device):
+                return to_tensor(img, device)  # hands its own parameter on
+
+            def predict(net, img, device):
+                img = img.transpose(2, 0, 1)
+                return net(prepare(img, device))
+        """, fixed="""
+            import torch
+            import numpy as np
+
+            def to_tensor(array, device):
+                return torch.from_numpy(np.ascontiguousarray(array)).to(device)
+
+            def prepare(img, device):
+                return to_tensor(img, device)  # hands its own parameter on
+
+            def predict(net, img, device):
+                img = img.transpose(2, 0, 1)
+                return net(prepare(img, device))
+        """),
         Invalid("""
             import numpy as np
             import torch
@@ -236,27 +290,75 @@ class TransposedArrayFromNumpy(Rule):
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
         # (function, name) -> (the from_numpy call, the expression stored in the name, its fix, the
-        # branches it was stored in): reported unless a join on the same path copies the stored
-        # tensor later (``s1 = torch.from_numpy(s1)`` ... ``torch.cat([s1, s2])``)
-        self._stored: Dict[Tuple[object, str], Tuple[cst.Call, cst.CSTNode, tuple, Dict[int, int]]] = {}
+        # branches it was stored in, the parameter it waits on): reported unless a join on the
+        # same path copies the stored tensor later (``s1 = torch.from_numpy(s1)`` ... ``torch.cat([s1, s2])``)
+        self._stored: Dict[Tuple[object, str], _Stored] = {}
+        # (id of a function of the file, parameter) -> what its calls pass: True for a permuted
+        # array, or (the calling function, its parameter) handed on
+        self._passed: Dict[Tuple[int, str], Set[Union[bool, Tuple[int, str]]]] = defaultdict(set)
+        self._waiting: List[Tuple[Tuple[int, str], cst.Call, tuple]] = []  # from_numpy of a parameter
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.ctx.qualname(node.func)
         if name in _JOINS and self._stored:
             self._copied_by_join(node)
-        if name != "torch.from_numpy" or has_star_args(node) or self.ctx.in_test_case():
+        if name != "torch.from_numpy":
+            self._note_arguments(node)
+            return
+        if has_star_args(node) or self.ctx.in_test_case():
             return
         args = positional(node)
-        if len(args) == 1 and arriving_layout(self.ctx, args[0].value).kind == PERMUTED and not self._made_contiguous(node):
-            fix = contiguous_fix(self.ctx, args[0].value)
-            stored = self._stored_value(node)
-            if stored is None:
-                self.report(node, replacements=fix)
-            else:
-                key = (self.ctx.scope.function, stored[0])
-                if key in self._stored:  # replaced before any join copied it
-                    self._report_stored(self._stored.pop(key))
-                self._stored[key] = (node, stored[1], fix, self._branches())
+        if len(args) != 1 or self._made_contiguous(node):
+            return
+        layout = arriving_layout(self.ctx, args[0].value)
+        if layout.kind != PERMUTED and layout.parameter is None:
+            return
+        waits_on = None if layout.kind == PERMUTED else self._parameter_key(layout.parameter)
+        fix = contiguous_fix(self.ctx, args[0].value)
+        stored = self._stored_value(node)
+        if stored is None:
+            self._report(node, fix, waits_on)
+        else:
+            key = (self.ctx.scope.function, stored[0])
+            if key in self._stored:  # replaced before any join copied it
+                self._report_stored(self._stored.pop(key))
+            self._stored[key] = (node, stored[1], fix, self._branches(), waits_on)
+
+    def _parameter_key(self, parameter: str) -> Tuple[int, str]:
+        return id(self.ctx.scope.function.node), parameter
+
+    def _note_arguments(self, call: cst.Call) -> None:
+        """What a call of one of the file's functions passes: a permuted array, or a parameter
+        of the calling function (whose own callers then decide)."""
+        if not call.args or not isinstance(call.func, (cst.Name, cst.Attribute)) or self.ctx.in_test_case():
+            return
+        function = self.ctx.function_here(call.func)
+        if function is None:
+            return
+        for parameter, value in arguments_by_parameter(call, function).items():
+            layout = arriving_layout(self.ctx, value)
+            if layout.kind == PERMUTED:
+                self._passed[id(function), parameter].add(True)
+            elif layout.parameter is not None:
+                self._passed[id(function), parameter].add(self._parameter_key(layout.parameter))
+
+    def _report(self, call: cst.Call, fix: tuple, waits_on: Optional[Tuple[int, str]]) -> None:
+        if waits_on is None:
+            self.report(call, replacements=fix)
+        else:
+            self._waiting.append((waits_on, call, fix))
+
+    def _permuted_parameters(self) -> Set[Tuple[int, str]]:
+        """The parameters some call passes a permuted array to, directly or handed on."""
+        permuted = {key for key, passed in self._passed.items() if True in passed}
+        grown = True
+        while grown:
+            grown = False
+            for key, passed in self._passed.items():
+                if key not in permuted and not permuted.isdisjoint(passed):
+                    permuted.add(key)
+                    grown = True
+        return permuted
 
     def _branches(self) -> Dict[int, int]:
         """id() of each ``if`` around the visited node -> id() of the branch it is in."""
@@ -276,10 +378,14 @@ class TransposedArrayFromNumpy(Rule):
     def leave_Module(self, node: cst.Module) -> None:
         for stored in self._stored.values():
             self._report_stored(stored)
+        permuted = self._permuted_parameters() if self._waiting else set()
+        for waits_on, call, fix in self._waiting:
+            if waits_on in permuted:
+                self.report(call, replacements=fix)
 
-    def _report_stored(self, stored: Tuple[cst.Call, cst.CSTNode, tuple, Dict[int, int]]) -> None:
-        call, _, fix, _ = stored
-        self.report(call, replacements=fix)
+    def _report_stored(self, stored: _Stored) -> None:
+        call, _, fix, _, waits_on = stored
+        self._report(call, fix, waits_on)
 
     def _stored_value(self, call: cst.Call) -> Optional[Tuple[str, cst.CSTNode]]:
         """The name ``call`` (or its chain of views and casts) is stored in, and the stored expression."""
