@@ -6,9 +6,9 @@ from typing import Callable, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from torchlint.context import HOST, NOT, TENSOR
+from torchlint.context import HOST, MODEL, NOT, STEP, TENSOR
 from torchlint.context.calls import is_parameter
-from torchlint.context.scopes import Scope, in_model_code
+from torchlint.context.scopes import Scope
 from torchlint.context.tensors import dimension_index
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, is_name, literal_value, method_call, positional, target_names
@@ -37,7 +37,12 @@ class PythonLoopOverTensor(Rule):
         "the function (used as one, `x.shape`, `x.view(...)`; annotated `Tensor`; or assigned a torch "
         "call's result), which tells a tensor from a list of feature maps. In a helper, a parameter "
         "walked by `range(t.shape[0])` or indexed `t[i]` counts when every call of the helper in "
-        "the file passes a tensor for it."
+        "the file passes a tensor for it. Inside a training step (a training loop's body, "
+        "`training_step`), where batches are also walked for host work (caching, per-image "
+        "post-processing), a loop counts only when each step reads an element on the host (a test "
+        "of it, `int()` or `.item()` of it; not in an `assert`), compares a tensor with it (a mask "
+        "per element) or writes a tensor's slot by the loop index; the training loop itself is "
+        "never reported."
     )
     why = (
         "Each iteration issues its own small operations: `x[i]` makes a view, and every op on it is "
@@ -98,6 +103,27 @@ class PythonLoopOverTensor(Rule):
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import torch
+
+            def train(model, loader, optimizer):
+                for x, infos in loader:
+                    tokens = model.encode(x)
+                    for info, row in zip(infos, tokens):  # host work per item in the step: caching
+                        info.tokens = row.short().cpu()
+                    loss = model(tokens).mean()
+                    loss.backward()
+                    optimizer.step()
+
+            def fit(model, data, optimizer):
+                data = data.float()
+                for i in range(data.shape[0]):  # the training loop itself: one sample per step
+                    if data[i].isnan().any():
+                        continue
+                    loss = model(data[i]).sum()
+                    loss.backward()
+                    optimizer.step()
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -481,6 +507,30 @@ class PythonLoopOverTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            import torch.nn.functional as F
+
+            def train(model, loader, optimizer):
+                for x, y, lengths in loader:
+                    mask = torch.ones_like(y)
+                    for i in range(y.shape[0]):  # expect: TL202
+                        mask[i, lengths[i]:] = 0  # a write per sample inside the training step
+                    loss = (F.cross_entropy(model(x), y, reduction="none") * mask).mean()
+                    loss.backward()
+                    optimizer.step()
+        """),
+        Invalid("""
+            import torch
+            import torch.nn.functional as F
+
+            class Classifier(LightningModule):
+                def training_step(self, batch, batch_idx):
+                    x, labels = batch
+                    labels = labels.view(-1)
+                    rows = [self.yes if label == 1 else self.no for label in labels]  # expect: TL202
+                    return F.binary_cross_entropy_with_logits(self(x), torch.stack(rows))
+        """),
+        Invalid("""
+            import torch
             from torch import nn
 
             def copy_rows_(cache, idx, val):
@@ -708,7 +758,8 @@ class PythonLoopOverTensor(Rule):
     def visit_For(self, node: cst.For) -> None:
         walked = self._walks_tensor(node.iter, node.target, [node.body])
         if walked is not None:
-            self.report(node, hot_when=self._hot_when(walked))
+            step = self._reads_elements(node.iter, node.target, [node.body])
+            self.report(node, hot_when=self._hot_when(walked, step, own_loop=self.ctx.scope))
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         holder = self.ctx.parent
@@ -723,18 +774,57 @@ class PythonLoopOverTensor(Rule):
             body.extend((holder.key, holder.value))
         walked = self._walks_tensor(node.iter, node.target, body)
         if walked is not None:
+            step = self._reads_elements(node.iter, node.target, body)
             # at the loop variable: a CompFor's span starts with the whitespace before `for`,
             # which ends the previous line when the comprehension is split over lines
-            self.report(node.target, hot_when=self._hot_when(walked))
+            self.report(node.target, hot_when=self._hot_when(walked, step))
 
-    def _hot_when(self, parameters: Tuple[str, ...]) -> Callable[[Scope], bool]:
-        """Model code; with ``parameters``, also only if the file's calls pass tensors for them."""
-        if not parameters:
-            return in_model_code
+    def _hot_when(
+        self, parameters: Tuple[str, ...], step: bool, own_loop: Optional[Scope] = None
+    ) -> Callable[[Scope], bool]:
+        """Model code; in a training step (not the step's own loop, ``own_loop`` for a ``for``)
+        only a loop that reads or writes elements (``step``); with ``parameters``, also only if
+        the file's calls pass tensors for them."""
         function = self.ctx.scope.function
-        return lambda scope: in_model_code(scope) and all(
-            self.ctx.parameter_kind(function, name) == TENSOR for name in parameters
-        )
+
+        def hot(scope: Scope) -> bool:
+            kind = scope.hot_kind_of()
+            inside = kind == MODEL or step and kind == STEP and scope.hot_source() is not own_loop
+            return inside and all(self.ctx.parameter_kind(function, name) == TENSOR for name in parameters)
+
+        return hot
+
+    def _reads_elements(self, iterable: cst.BaseExpression, target: cst.BaseExpression, body) -> bool:
+        """Does each step read an element's value on the host (a test of it, ``int()`` or
+        ``.item()`` of it), compare a whole tensor with it (a mask per element) or write a
+        tensor's slot by the loop index? Training-step code also walks batches for host work
+        (caching, logging per item, per-image post-processing); only these loops do per-element
+        tensor work there."""
+        names = list(target_names(target))
+        if _range_stop(self.ctx, iterable) is not None:
+            indices, elements = set(names), set()
+        elif isinstance(iterable, cst.Call) and self.ctx.qualname(iterable.func) == "builtins.enumerate":
+            indices, elements = set(names[:1]), set(names[1:])
+        else:
+            indices, elements = set(), set(names)
+        variables = indices | elements
+        stack: List[cst.CSTNode] = list(body)
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind in (cst.Assert, cst.Raise):
+                continue  # a check that fails rarely, or its message
+            stack.extend(iter_children(node))
+            read = _host_read(node) if kind is cst.Call else None
+            if (
+                kind in (cst.If, cst.IfExp, cst.While) and _element_value(node.test, elements, variables)
+                or read is not None and _element_value(read, elements, variables)
+                or kind is cst.AssignTarget and isinstance(node.target, cst.Subscript)
+                and any(self._indexes_by(node.target, index) for index in indices)
+                or kind is cst.Comparison and any(self._masks_by(node, name) for name in variables)
+            ):
+                return True
+        return False
 
     def _walks_tensor(
         self, iterable: cst.BaseExpression, target: cst.BaseExpression, body
@@ -886,6 +976,36 @@ class PythonLoopOverTensor(Rule):
             isinstance(node, cst.Subscript) and self.ctx.tensor_kind(node.value) == TENSOR
             and _subscripted_by(node, variable)
         )
+
+
+def _host_read(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """What ``int(v)``/``float(v)``/``bool(v)`` or ``v.item()``/``v.tolist()`` reads on the host."""
+    if isinstance(call.func, cst.Name) and call.func.value in ("int", "float", "bool") and len(call.args) == 1:
+        return call.args[0].value
+    method = method_call(call, "item", "tolist")
+    return method.value if method is not None else None
+
+
+def _element_value(node: cst.BaseExpression, elements: Set[str], variables: Set[str]) -> bool:
+    """Is ``node`` computed from an element the loop is at: one of ``elements``, an item a loop
+    variable picks (``x[i]``), a method's result or arithmetic or comparison of those
+    (``logits[i].argmax() == y[i]``; ``is``/``in`` tests excluded)?"""
+    kind = type(node)
+    if kind is cst.Name:
+        return node.value in elements
+    if kind is cst.Subscript:
+        return any(_subscripted_by(node, name) for name in variables) or _element_value(node.value, elements, variables)
+    if kind is cst.Call:
+        return isinstance(node.func, cst.Attribute) and _element_value(node.func.value, elements, variables)
+    if kind is cst.Comparison:
+        if any(isinstance(part.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for part in node.comparisons):
+            return False
+        return any(_element_value(side, elements, variables) for side in (node.left, *(p.comparator for p in node.comparisons)))
+    if kind in (cst.BinaryOperation, cst.BooleanOperation):
+        return _element_value(node.left, elements, variables) or _element_value(node.right, elements, variables)
+    if kind is cst.UnaryOperation:
+        return _element_value(node.expression, elements, variables)
+    return False
 
 
 def _is_len(node: Optional[cst.BaseExpression]) -> bool:
