@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 import libcst as cst
 
 from torchlint.context.calls import CallSites, is_parameter, parameter_at
-from torchlint.context.dataflow import Bindings, self_attributes, uses_cuda
+from torchlint.context.dataflow import Bindings, assigned_before, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
     TORCH_ONLY_CALL, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, empty_input_branch,
@@ -187,6 +187,12 @@ class FileContext:
         if attributes is None:
             attributes = self._class_attributes[cls] = self_attributes(cls.node)
         return attributes.get(name)
+
+    def assigned_before(self, value: cst.BaseExpression) -> Dict[str, List[cst.BaseExpression]]:
+        """What the names in ``value``, assigned to a ``self`` attribute of the enclosing class
+        (``self.dim_t = t ** (dim_t / n)`` in ``__init__``), were given before in that method."""
+        cls = self._class()
+        return assigned_before(cls.node, value) if cls is not None else {}
 
     @property
     def uses_cuda(self) -> bool:

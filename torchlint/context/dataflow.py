@@ -21,7 +21,7 @@ from typing import Dict, FrozenSet, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.context.tensors import HOST, TENSOR, UNBOUND, merge_kinds
-from torchlint.walker import is_expression, iter_children
+from torchlint.walker import is_expression, iter_children, simple_statements
 
 # `to_device(` also matches move_to_device/send_to_device; `to_cuda(` is matched by `cuda(`.
 _CUDA_USE = re.compile(r"cuda[.(\"':]|\.to\(\s*(\w+\.)*\w*(device|gpu)\w*\s*[,)]|to_device\(")
@@ -163,6 +163,25 @@ def self_attributes(cls: cst.ClassDef) -> Dict[str, Optional[cst.BaseExpression]
             continue
         stack.extend(child for child in iter_children(node) if not is_expression(child))
     return {name: _only_value(values) for name, values in found.items()}
+
+
+def assigned_before(cls: cst.ClassDef, value: cst.BaseExpression) -> Dict[str, List[cst.BaseExpression]]:
+    """The values plain names of the method that assigns ``value`` (to a ``self`` attribute)
+    were given before that assignment, oldest first: what the names in ``value`` meant there."""
+    for method in cls.body.body:
+        if type(method) is not cst.FunctionDef:
+            continue
+        history: Dict[str, List[cst.BaseExpression]] = {}
+        for statement in simple_statements(method.body):
+            for small in statement.body:
+                if type(small) is not cst.Assign:
+                    continue
+                if small.value is value:
+                    return history
+                for target in small.targets:
+                    if type(target.target) is cst.Name:
+                        history.setdefault(target.target.value, []).append(small.value)
+    return {}
 
 
 def _only_value(values: List[cst.BaseExpression]) -> Optional[cst.BaseExpression]:

@@ -108,7 +108,10 @@ class FactoryWithoutDevice(Rule):
         "with `.to(device)`, `.cuda()`, `.type_as(t)`, `.type(torch.cuda.FloatTensor)` "
         "or `x.new_tensor(...)`, in the same expression or later in the same function, or by the "
         "caller of a function of the file that builds it and returns it "
-        "(`_make_causal_mask(shape, dtype).to(x.device)`). Not in the "
+        "(`_make_causal_mask(shape, dtype).to(x.device)`), or, kept in a plain `self` attribute "
+        "(not a buffer), by a method that moves it every call (`self.table.to(x.device)` in "
+        "`forward`; the attribute's value is followed through the names of the method that "
+        "assigned it: `eye = torch.eye(n)` ... `self.table = eye.repeat(3, 1)`). Not in the "
         "code a test module runs once (its module level, `test_*` functions and their set-up): a "
         "test's inputs are built once, often on the CPU on purpose."
     )
@@ -350,6 +353,20 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class Upsampler(nn.Module):
+                def __init__(self, k):
+                    super().__init__()
+                    eye = torch.eye(k * k).view(k * k, 1, k, k)  # expect: TL101
+                    self.expansion = eye.repeat(3, 1, 1, 1)  # a plain attribute, not a buffer: on the CPU
+
+                def forward(self, x):
+                    return F.conv2d(x, self.expansion.to(x), groups=3)  # copied to x's device every call
+        """),
         Invalid("""
             import torch
             from torch import nn
@@ -679,18 +696,25 @@ class FactoryWithoutDevice(Rule):
         this function, ``self`` attributes, steps that keep it on the host (views, casts,
         ``repeat``) and arithmetic with anything that is not a device tensor."""
         assigned: Optional[cst.BaseExpression] = None  # the assignment being looked through
-        elsewhere = False  # in what another method assigned to `self.<name>`: its names are not this one's
+        # in what another method assigned to `self.<name>`, the values its names had there
+        # (`dim_t = torch.arange(n)` ... `self.dim_t = t ** (dim_t / n)`), latest last
+        elsewhere: Optional[Dict[str, List[cst.BaseExpression]]] = None
         for _ in range(MAX_TRAIL):
-            if isinstance(node, cst.Name):
-                if elsewhere:
-                    return None  # `self.table = table` in __init__: not this function's `table`
+            if isinstance(node, cst.Name) and elsewhere is not None:
+                values = elsewhere.get(node.value)
+                node = values.pop() if values else None  # a name met again is its earlier value
+            elif isinstance(node, cst.Name):
                 if self.ctx.written_into(node.value):
                     return None  # filled element by element on the host, then copied once
                 node = assigned = self.ctx.value_of(node.value, before=assigned)
             elif isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
-                node, elsewhere = self.ctx.attribute_value(node.attr.value), True
+                node = self.ctx.attribute_value(node.attr.value)
+                elsewhere = {name: list(values) for name, values in self.ctx.assigned_before(node).items()} if node is not None else None
             elif isinstance(node, cst.BinaryOperation) or _single_comparison(node):
                 left, right = _operands(node)
+                if elsewhere is not None:  # kinds here say nothing of the other method's names
+                    node = left if _has_call(left) or isinstance(left, cst.Name) and left.value in elsewhere else right
+                    continue
                 left_kind, right_kind = self.ctx.tensor_kind(left), self.ctx.tensor_kind(right)
                 if TENSOR in (left_kind, right_kind):
                     return None  # combined with a device tensor (TL102's case)
