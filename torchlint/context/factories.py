@@ -26,6 +26,17 @@ LEGACY_CONSTRUCTORS = frozenset(
 )
 
 
+# `Variable(t)` returns `t` itself since PyTorch 0.4; older code wraps every tensor in one.
+VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
+def variable_of(ctx, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The tensor ``Variable(t, ...)`` wraps, if ``node`` is such a call."""
+    if type(node) is not cst.Call or not node.args or node.args[0].keyword is not None or node.args[0].star:
+        return None
+    return node.args[0].value if ctx.qualname(node.func) in VARIABLE else None
+
+
 def factory_name(qualname: Optional[str]) -> Optional[str]:
     """``randn`` for ``torch.randn``, ``FloatTensor`` for ``torch.FloatTensor``, else None."""
     if qualname is None or not qualname.startswith("torch."):

@@ -13,7 +13,9 @@ from typing import Callable, List, Optional
 
 import libcst as cst
 
-from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, data_argument, factory_name, passes
+from torchlint.context.factories import (
+    DATA_FACTORIES, LEGACY_CONSTRUCTORS, VARIABLE, data_argument, factory_name, passes,
+)
 from torchlint.syntax import dotted_name
 
 TENSOR = "tensor"
@@ -77,6 +79,8 @@ def torch_call_kind(qualname: str, call: cst.Call, kind: Callable) -> Optional[s
     """Kind of the result of ``call``, a call of the torch function ``qualname``."""
     if qualname == "torch.from_numpy":
         return HOST
+    if qualname in VARIABLE:
+        return kind(call.args[0].value) if call.args and call.args[0].keyword is None else None
     if "._" in qualname:
         return None  # private API: no promises
     factory = factory_name(qualname)

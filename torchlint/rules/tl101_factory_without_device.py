@@ -10,7 +10,7 @@ from torchlint.context import HOST, TENSOR
 from torchlint.context.dataflow import MAX_TRAIL
 from torchlint.context.devices import Move, device_move, host_factory, moved_by_helper
 from torchlint.context.factories import (
-    DATA_FACTORIES, LEGACY_CONSTRUCTORS, RANDOM_FACTORIES, WINDOWS, builds_empty, factory_name,
+    DATA_FACTORIES, LEGACY_CONSTRUCTORS, RANDOM_FACTORIES, WINDOWS, builds_empty, factory_name, variable_of,
 )
 from torchlint.context.scopes import constructing
 from torchlint.context.tensors import is_dtype
@@ -81,13 +81,17 @@ def _operands(node) -> Tuple[cst.BaseExpression, cst.BaseExpression]:
     return node.left, node.comparisons[0].comparator
 
 
-def _under_chain(node: cst.BaseExpression) -> cst.BaseExpression:
-    """The expression under a chain of pass-through methods: ``f(...)`` for ``f(...).view(1, -1).t()``."""
-    method = method_call(node, *_PASS_THROUGH)
-    while method is not None:
-        node = method.value
+def _under_chain(ctx, node: cst.BaseExpression) -> cst.BaseExpression:
+    """The expression under a chain of pass-through methods and ``Variable`` wrappers: ``f(...)``
+    for ``f(...).view(1, -1).t()`` and for ``Variable(f(...))``."""
+    while True:
         method = method_call(node, *_PASS_THROUGH)
-    return node
+        if method is not None:
+            node = method.value
+        elif (wrapped := variable_of(ctx, node)) is not None:
+            node = wrapped
+        else:
+            return node
 
 
 class FactoryWithoutDevice(Rule):
@@ -100,6 +104,7 @@ class FactoryWithoutDevice(Rule):
         "`torch.zeros`, `torch.ones`, `torch.empty`, `torch.full`, `torch.arange`, `torch.linspace`, "
         "`torch.logspace`, `torch.eye`, and the windows `torch.hann_window` and its kin) and legacy constructors given sizes (`torch.FloatTensor(b, "
         "n)`) called without `device=` whose result (or a view of it, `.view(...)`, the tensor "
+        "wrapped in a `Variable(...)` (a no-op since PyTorch 0.4), the tensor "
         "filled in place, `.uniform_()`, cast with `.type(dtype)`, or passed through a torch "
         "function of host tensors, `torch.triu(...)`, `torch.bernoulli(...)`, `nn.init.zeros_(...)`, "
         "`torch.eye(n)[labels.cpu()]`, compared, `torch.rand(n) > p`, or joined with other host tensors, `torch.cat([...])`, "
@@ -353,6 +358,19 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch.autograd import Variable
+
+            def init_hidden(batch_size, hidden_size):
+                return Variable(torch.zeros(1, batch_size, hidden_size)).cuda()  # expect: TL101
+        """, fixed="""
+            import torch
+            from torch.autograd import Variable
+
+            def init_hidden(batch_size, hidden_size):
+                return Variable(torch.zeros(1, batch_size, hidden_size, device="cuda"))
+        """),
         Invalid("""
             import torch
             import torch.nn.functional as F
@@ -658,7 +676,7 @@ class FactoryWithoutDevice(Rule):
         if move is None or self.ctx.in_test_case() or self._matches_own_tensor_in_construction(node):
             return
         moved = node.func.value
-        inner = _under_chain(moved)
+        inner = _under_chain(self.ctx, moved)
         factory = host_factory(self.ctx, inner)
         if factory is not None:
             if not _nothing_to_spare(inner, factory):
@@ -723,6 +741,8 @@ class FactoryWithoutDevice(Rule):
                 node = node.expression
             elif method_call(node, *_STAYS_ON_HOST) is not None or self._cast(node):
                 node = node.func.value
+            elif (wrapped := variable_of(self.ctx, node)) is not None:
+                node = wrapped
             elif isinstance(node, cst.Call) and self._host_function(node):
                 node = positional(node)[0].value
             elif isinstance(node, cst.Call) and (function := self._result_of(node)) is not None:
@@ -802,7 +822,7 @@ class FactoryWithoutDevice(Rule):
         """``torch.full(...)``, a view of one, or a name bound to one."""
         if isinstance(value, cst.Name):
             value = self.ctx.value_of(value.value)
-        return value is not None and host_factory(self.ctx, _under_chain(value)) is not None
+        return value is not None and host_factory(self.ctx, _under_chain(self.ctx, value)) is not None
 
     def _joined(self, sequence: cst.BaseExpression) -> List[Optional[cst.BaseExpression]]:
         """The tensors a literal list holds, or those appended to a list the name ``sequence``

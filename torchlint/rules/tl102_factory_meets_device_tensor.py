@@ -424,6 +424,25 @@ class FactoryMeetsDeviceTensor(Rule):
         Invalid("""
             import torch
             from torch import nn
+            from torch.autograd import Variable
+
+            class Noisy(nn.Module):
+                def forward(self, x):
+                    noise = Variable(torch.randn(x.size()))  # expect: TL102
+                    return x + noise
+        """, fixed="""
+            import torch
+            from torch import nn
+            from torch.autograd import Variable
+
+            class Noisy(nn.Module):
+                def forward(self, x):
+                    noise = Variable(torch.randn(x.size(), device=x.device))
+                    return x + noise
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
 
             class PatchDropout(nn.Module):
                 def forward(self, x, keep):
