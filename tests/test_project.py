@@ -277,6 +277,32 @@ def test_a_dataset_class_of_another_module_that_only_indexes_memory_needs_no_wor
     assert found([p for p in paths if p.endswith("predict.py")]) == [("predict.py", 8, "TL501")] * 2
 
 
+PARALLEL = """
+    from torch.nn import DataParallel
+
+
+    class BalancedDataParallel(DataParallel):
+        def __init__(self, gpu0_bsz, *args, **kwargs):
+            self.gpu0_bsz = gpu0_bsz
+            super().__init__(*args, **kwargs)
+"""
+WRAP = """
+    from pkg.parallel import BalancedDataParallel
+    from pkg.other import SequenceParallel
+
+
+    def wrap(model):
+        return BalancedDataParallel(2, model, dim=0).cuda(), SequenceParallel(model)
+"""
+
+
+def test_a_data_parallel_subclass_of_another_module_is_data_parallel(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/parallel.py": PARALLEL, "pkg/wrap.py": WRAP,
+                             "pkg/other.py": "class SequenceParallel:\n    pass\n"})
+    assert found(paths) == [("wrap.py", 7, "TL401")]
+    assert found([p for p in paths if p.endswith("wrap.py")]) == []  # alone it cannot know
+
+
 def test_a_class_a_package_re_exports_is_known_by_both_names(tmp_path):
     paths = write(tmp_path, {"pkg/__init__.py": "from .data import Images, Rows\n", "pkg/data.py": DATASETS,
                              "pkg/predict.py": PREDICT.format(module="pkg")})

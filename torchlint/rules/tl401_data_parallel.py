@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import FrozenSet, Optional
+
 import libcst as cst
 
 from torchlint.rules.base import Invalid, Rule, Valid
+from torchlint.syntax import dotted_name
 
 
 _DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.data_parallel"})
+_SUBCLASS = "@data_parallel_subclass"  # the key a module's DataParallel subclass is offered by
 
 
 class DataParallel(Rule):
@@ -22,7 +26,9 @@ class DataParallel(Rule):
         "Finds calls of `torch.nn.DataParallel(...)` (any import path or alias, including "
         "`torch.nn.parallel.DataParallel`) and of the functional `torch.nn.parallel.data_parallel"
         "(...)`. References that only test for it (`isinstance(model, nn.DataParallel)`, a tuple of "
-        "wrapper types, a subclass) are not reported."
+        "wrapper types, the definition of a subclass) are not reported; calls of a subclass the file "
+        "defines, or another module of the project does (`class DataParallelWithAttributes(nn."
+        "DataParallel)`), are."
     )
     why = (
         "DataParallel is one process driving all GPUs with Python threads. Every step it copies the "
@@ -95,11 +101,49 @@ class DataParallel(Rule):
             model = DP(model)  # expect: TL401
         """),
         Invalid("""
+            import torch.nn as nn
+
+            class DataParallelWithAttributes(nn.DataParallel):
+                def __getattr__(self, name):
+                    try:
+                        return super().__getattr__(name)
+                    except AttributeError:
+                        return getattr(self.module, name)
+
+            model = DataParallelWithAttributes(model)  # expect: TL401
+        """),
+        Invalid("""
             from torch.nn.parallel import data_parallel
             y = data_parallel(model, x, device_ids=[0, 1])  # expect: TL401
         """),
     )
 
+    def __init__(self, ctx, sink) -> None:
+        super().__init__(ctx, sink)
+        self._subclasses: Optional[FrozenSet[str]] = None  # the file's own DataParallel subclasses
+
     def visit_Call(self, node: cst.Call) -> None:
-        if self.ctx.qualname(node.func) in _DATA_PARALLEL:
+        if self.ctx.qualname(node.func) in _DATA_PARALLEL or (
+            isinstance(node.func, cst.Name) and node.func.value in self._own_subclasses()
+        ) or self._subclass_elsewhere(node.func):
             self.report(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        for name in self._own_subclasses():  # for the files that import it
+            self.ctx.offer(f"{self.ctx.module_name}.{name}{_SUBCLASS}", "yes")
+
+    def _subclass_elsewhere(self, func: cst.BaseExpression) -> bool:
+        """A DataParallel subclass another module of the project defines (only names that say
+        `Parallel` are asked about)."""
+        key = self.ctx.project_callee(func) if "Parallel" in (dotted_name(func) or "") else None
+        return key is not None and self.ctx.need(f"{key}{_SUBCLASS}") == "yes"
+
+    def _own_subclasses(self) -> FrozenSet[str]:
+        """Classes the module defines on top of DataParallel (``class BalancedDataParallel(DataParallel)``)."""
+        if self._subclasses is None:
+            self._subclasses = frozenset(
+                statement.name.value for statement in self.ctx.module.body
+                if isinstance(statement, cst.ClassDef)
+                and any(self.ctx.qualname_ahead(base.value) in _DATA_PARALLEL for base in statement.bases)
+            )
+        return self._subclasses
