@@ -103,7 +103,8 @@ class DataloaderNotPinned(Rule):
         "element: `{k: v.to(device) for k, v in batch.items()}`) in a `for` loop over it (also "
         "`enumerate(...)`, `tqdm(...)`, `zip(pbar, loader)`, "
         "`metric_logger.log_every(loader, ...)`, `tqdm(loader) if verbose else loader`) or drawn with "
-        "`next(...)` from a generator of the file that cycles it (`next(self.dl).to(device)` after "
+        "`next(...)` of an iterator of it a loop draws every batch from (`it = iter(loader)` ... "
+        "`x, y = next(it)`), from a generator of the file that cycles it (`next(self.dl).to(device)` after "
         "`self.dl = cycle(dl)`), or handed to Lightning's `trainer.fit(model, loader)`, which moves "
         "every batch itself; and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
         "not literally false), such a move without `non_blocking=True`. The loop may be in another "
@@ -254,6 +255,37 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def train(model, dataset, optimizer, steps, device):
+                loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4)  # expect: TL503
+                batches = iter(loader)
+                for step in range(steps):  # drawn by step, not by epoch
+                    try:
+                        x, y = next(batches)
+                    except StopIteration:
+                        batches = iter(loader)
+                        x, y = next(batches)
+                    loss = model(x.to(device), y.to(device))
+                    loss.backward()
+                    optimizer.step()
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def train(model, dataset, optimizer, steps, device):
+                loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=4, pin_memory=True)
+                batches = iter(loader)
+                for step in range(steps):  # drawn by step, not by epoch
+                    try:
+                        x, y = next(batches)
+                    except StopIteration:
+                        batches = iter(loader)
+                        x, y = next(batches)
+                    loss = model(x.to(device, non_blocking=True), y.to(device, non_blocking=True))
+                    loss.backward()
+                    optimizer.step()
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
 
@@ -744,16 +776,32 @@ class DataloaderNotPinned(Rule):
 
     def _drawn_from(self, moved: cst.BaseExpression) -> Optional[Ref]:
         """The loader a batch is drawn from with ``next``: ``next(self.dl).to(device)``, or the
-        name it was assigned to (``next(iter(loader))``, one sample batch, leads to no loader)."""
+        name it was assigned or unpacked to (``next(iter(loader))``, one sample batch, leads to
+        no loader); in a loop, also ``next(it)`` of an iterator ``it = iter(loader)`` that the
+        loop draws every batch from."""
         if self.ctx.is_test_module or not self.ctx.uses_cuda:
             return None
         if isinstance(moved, cst.Name):
-            moved = self.ctx.value_of(moved.value)
+            moved = self.ctx.value_of(moved.value) or self.ctx.unpacked_from(moved.value)
         while isinstance(moved, cst.Subscript):
             moved = moved.value
-        if isinstance(moved, cst.Call) and is_name(moved.func, "next") and len(moved.args) == 1:
-            return self.ctx.loaders.ref(moved.args[0].value)
-        return None
+        if not (isinstance(moved, cst.Call) and is_name(moved.func, "next") and len(moved.args) == 1):
+            return None
+        source = moved.args[0].value
+        if isinstance(source, cst.Name) and self._in_loop():
+            walked = self.ctx.value_of(source.value)
+            if isinstance(walked, cst.Call) and is_name(walked.func, "iter") and len(walked.args) == 1:
+                source = walked.args[0].value
+        return self.ctx.loaders.ref(source)
+
+    def _in_loop(self) -> bool:
+        """Is the visited node inside a loop of its function?"""
+        scope = self.ctx.scope
+        while scope.kind in ("loop", "class"):
+            if scope.kind == "loop":
+                return True
+            scope = scope.parent
+        return False
 
     def _note_handed(self, node: cst.Call) -> None:
         """``self.train_batch(x, y)`` in a loop over a loader: the function of this file that
