@@ -104,13 +104,29 @@ class HostSyncInHotPath(Rule):
         "memory), "
         "in the first statement "
         "under a test that has just synchronised (`if loss.item() > 1: print(loss.item())`, also "
-        "`logger.info(...)`: the queue is empty, the second read waits for nothing), for shapes and sizes (`int(x.shape[0])`), for identity tests "
+        "`logger.info(...)`: the queue is empty, the second read waits for nothing), in code written "
+        "for `torch.export` (the predicate of `torch.cond`, or a value the function bounds with "
+        "`torch._check`: `n = t.item(); torch._check(n > 0)` makes data a symbolic size), for shapes and sizes (`int(x.shape[0])`), for identity tests "
         "(`if mask is None`), or for bare parameters whose use shows nothing tensor-like "
         "(`if use_cache:`), nor for the `lengths` given to `pack_padded_sequence`, which takes them "
         "only in host memory (already there when they come from the collate function), also "
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+
+            class ExportableTiles(nn.Module):  # written for torch.export: data becomes symbolic sizes
+                def forward(self, x, aspect_ratio):
+                    for n_h, n_w in aspect_ratio:
+                        n_h = n_h.item()
+                        n_w = n_w.item()
+                        torch._check(n_h > 0)
+                        torch._check(n_w > 0)
+                        x = x + self.embedding[:n_h, :n_w].sum()
+                    return torch.cond(torch.isnan(x).any().item(), self.reset, self.keep, (x,))
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -877,12 +893,29 @@ class HostSyncInHotPath(Rule):
     ) -> None:
         if (
             self.ctx.in_rare_path() or self.ctx.in_definition() or self.ctx.in_off_gpu_branch()
-            or self._after_a_sync()
+            or self._after_a_sync() or self._for_export(node)
         ):
             return
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
         keep = in_model_code if model_code_only else _per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed)
         self.report(node, message, hot_when=keep)
+
+    def _for_export(self, read: cst.CSTNode) -> bool:
+        """A read written for ``torch.export``: the predicate of ``torch.cond``, or a value the
+        function bounds with ``torch._check`` (``n = t.item(); torch._check(n > 0)``), which is
+        how exported code turns data into symbolic sizes."""
+        if "torch._check" not in self.ctx.text and "cond(" not in self.ctx.text:
+            return False
+        ancestors = self.ctx.ancestors
+        if len(ancestors) >= 2 and isinstance(ancestors[-1], cst.Arg) and isinstance(ancestors[-2], cst.Call):
+            return self.ctx.qualname(ancestors[-2].func) == "torch.cond" and ancestors[-2].args[0] is ancestors[-1]
+        stored = assigned_name(ancestors[-1], read) if ancestors else None
+        function = self.ctx.scope.function.node
+        return stored is not None and function is not None and any(
+            isinstance(node, cst.Call) and (self.ctx.qualname(node.func) or "").startswith("torch._check")
+            and any(is_name(name, stored) for arg in node.args for name in descendants(arg.value))
+            for node in descendants(function)
+        )
 
 
 def _truth_operands(test: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
