@@ -9,6 +9,7 @@ import libcst as cst
 
 from torchlint.context.calls import is_parameter, parameter_at, parameter_position
 from torchlint.context.devices import device_move, moved_by_helper
+from torchlint.context.factories import variable_of
 from torchlint.context.loaders import (
     LOADER_NAME, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, fitted, has_workers, lightning_class,
     returned_by_epoch_hook, unwrap_iteration,
@@ -255,6 +256,29 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.autograd import Variable
+            from torch.utils.data import DataLoader
+
+            def train(model, dataset, optimizer, epochs):
+                loader = DataLoader(dataset, batch_size=32, num_workers=4)  # expect: TL503
+                for epoch in range(epochs):
+                    for images, target in loader:
+                        loss = model(Variable(images).cuda(), Variable(target).cuda())
+                        loss.backward()
+                        optimizer.step()
+        """, fixed="""
+            from torch.autograd import Variable
+            from torch.utils.data import DataLoader
+
+            def train(model, dataset, optimizer, epochs):
+                loader = DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=True)
+                for epoch in range(epochs):
+                    for images, target in loader:
+                        loss = model(Variable(images).cuda(non_blocking=True), Variable(target).cuda(non_blocking=True))
+                        loss.backward()
+                        optimizer.step()
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
 
@@ -851,7 +875,8 @@ class DataloaderNotPinned(Rule):
     def _moved_batch(self, owner: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         """The loop's batch name that ``owner.to(...)`` moves: ``x``, ``batch["image"]``, a part
         of it (``x, y = batch``), or an element of a batch walked in a comprehension (``{k:
-        v.to(d) for k, v in batch.items()}``)."""
+        v.to(d) for k, v in batch.items()}``); through ``Variable(x)``, which is ``x``."""
+        owner = variable_of(self.ctx, owner) or owner
         while isinstance(owner, cst.Subscript):
             owner = owner.value
         if not isinstance(owner, cst.Name):
@@ -861,6 +886,7 @@ class DataloaderNotPinned(Rule):
             return self._moved_batch(whole, depth + 1)
         value = self.ctx.value_of(owner.value)
         if value is not None:  # `batch = batch[0]`, `x = batch["image"]`: still (part of) the batch
+            value = variable_of(self.ctx, value) or value
             while isinstance(value, cst.Subscript):
                 value = value.value
             if not isinstance(value, cst.Name) or depth > 4:
