@@ -303,6 +303,35 @@ def test_a_data_parallel_subclass_of_another_module_is_data_parallel(tmp_path):
     assert found([p for p in paths if p.endswith("wrap.py")]) == []  # alone it cannot know
 
 
+TO_TENSOR = """
+    import torch
+
+
+    def to_tensor(array, device):
+        return torch.from_numpy(array).to(device)
+
+
+    def wrap(array):
+        return torch.from_numpy(array)
+"""
+PREDICT_IMAGE = """
+    import numpy as np
+    from pkg.convert import to_tensor, wrap
+
+
+    def predict(net, img, device):
+        img = img.transpose(2, 0, 1)
+        return net(to_tensor(img, device=device)), wrap(np.ascontiguousarray(img))
+"""
+
+
+def test_a_permuted_array_passed_to_a_function_of_another_module_reaches_its_from_numpy(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/convert.py": TO_TENSOR, "pkg/predict.py": PREDICT_IMAGE})
+    outcomes = run(paths, Settings(preview=True), Options(CHECK))
+    found_there = [(o.path.rsplit("/", 1)[-1], d.line) for o in outcomes for d in o.diagnostics if d.code == "TL302"]
+    assert found_there == [("convert.py", 6)]  # passed by keyword; wrap is given a contiguous copy
+
+
 def test_a_class_a_package_re_exports_is_known_by_both_names(tmp_path):
     paths = write(tmp_path, {"pkg/__init__.py": "from .data import Images, Rows\n", "pkg/data.py": DATASETS,
                              "pkg/predict.py": PREDICT.format(module="pkg")})

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
 from torchlint.context.arrays import PERMUTED, arriving_layout, contiguous_fix
-from torchlint.context.calls import arguments_by_parameter
+from torchlint.context.calls import arguments_by_parameter, parameter_position
+from torchlint.context.scopes import Scope
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import assigned_name, has_star_args, method_call, positional
 from torchlint.walker import descendants
@@ -21,6 +22,7 @@ _KEEPS_STRIDES = frozenset(
 _JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate"})
 # A from_numpy stored in a name: the call, the stored expression, its fix, the branches it
 # was stored in, and the parameter whose callers decide (None: reported as it is).
+_PERMUTED = "@permuted"  # the key a call in another module tells a function's parameter by
 _Stored = Tuple[cst.Call, cst.CSTNode, tuple, Dict[int, int], Optional[Tuple[int, str]]]
 
 
@@ -34,14 +36,15 @@ class TransposedArrayFromNumpy(Rule):
     )
     preview = True  # on an H100 the pattern measured faster than its fix: see `why`
     fix = "unsafe"
-    triggers = ("from_numpy",)
+    # the files that call torch.from_numpy, and those that permute arrays they may pass to one
+    triggers = ("from_numpy", "transpose", "swapaxes", "moveaxis", "rollaxis")
     what = (
         "Finds `torch.from_numpy(a)` where `a` is a numpy array permuted by `.transpose(...)`, "
         "`np.transpose`, `.swapaxes`, `np.moveaxis` or `.T` (an HWC image turned CHW is the usual "
         "case), followed through reassignments in the same function, `self` attributes and the "
         "return values of the file's own functions (`to_chw(img)`), and into the parameter of a "
-        "function of the file that a call passes the array to (also handed on through other "
-        "functions' parameters), with no `np.ascontiguousarray` "
+        "function of the file, or of another module of the project, that a call passes the array "
+        "to (also handed on through other functions' parameters), with no `np.ascontiguousarray` "
         "or `.copy()` in between. `astype`, `np.array` and arithmetic (`img / 255.0`) make a new "
         "array in the same axis order, so they do not help. Not reported when the tensor is made "
         "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`) "
@@ -297,6 +300,8 @@ class TransposedArrayFromNumpy(Rule):
         # array, or (the calling function, its parameter) handed on
         self._passed: Dict[Tuple[int, str], Set[Union[bool, Tuple[int, str]]]] = defaultdict(set)
         self._waiting: List[Tuple[Tuple[int, str], cst.Call, tuple]] = []  # from_numpy of a parameter
+        self._functions: Dict[int, Scope] = {}  # id of a function's node -> its scope
+        self._defined: Optional[FrozenSet[str]] = None  # the module's functions, by name
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.ctx.qualname(node.func)
@@ -325,15 +330,22 @@ class TransposedArrayFromNumpy(Rule):
             self._stored[key] = (node, stored[1], fix, self._branches(), waits_on)
 
     def _parameter_key(self, parameter: str) -> Tuple[int, str]:
-        return id(self.ctx.scope.function.node), parameter
+        function = self.ctx.scope.function
+        self._functions[id(function.node)] = function
+        return id(function.node), parameter
 
     def _note_arguments(self, call: cst.Call) -> None:
         """What a call of one of the file's functions passes: a permuted array, or a parameter
         of the calling function (whose own callers then decide)."""
-        if not call.args or not isinstance(call.func, (cst.Name, cst.Attribute)) or self.ctx.in_test_case():
+        func = call.func
+        if not call.args or not isinstance(func, (cst.Name, cst.Attribute)) or self.ctx.in_test_case():
             return
-        function = self.ctx.function_here(call.func)
+        if isinstance(func, cst.Name) and func.value not in self._module_functions():
+            function = None  # not one of the file's: ask no scan of the module
+        else:
+            function = self.ctx.function_here(func)
         if function is None:
+            self._note_arguments_elsewhere(call)
             return
         for parameter, value in arguments_by_parameter(call, function).items():
             layout = arriving_layout(self.ctx, value)
@@ -341,6 +353,37 @@ class TransposedArrayFromNumpy(Rule):
                 self._passed[id(function), parameter].add(True)
             elif layout.parameter is not None:
                 self._passed[id(function), parameter].add(self._parameter_key(layout.parameter))
+
+    def _module_functions(self) -> FrozenSet[str]:
+        if self._defined is None:
+            self._defined = frozenset(
+                statement.name.value for statement in self.ctx.module.body if isinstance(statement, cst.FunctionDef)
+            )
+        return self._defined
+
+    def _note_arguments_elsewhere(self, call: cst.Call) -> None:
+        """A permuted array passed to a function of another module of the project
+        (``to_tensor(img.transpose(2, 0, 1))``): told to that module, by position or keyword."""
+        callee = self.ctx.project_callee(call.func)
+        if callee is None:
+            return
+        for position, arg in enumerate(positional(call)):
+            if arriving_layout(self.ctx, arg.value).kind == PERMUTED:
+                self.ctx.offer(f"{callee}#{position}{_PERMUTED}", "yes")
+        for arg in call.args:
+            if arg.keyword is not None and arriving_layout(self.ctx, arg.value).kind == PERMUTED:
+                self.ctx.offer(f"{callee}#{arg.keyword.value}{_PERMUTED}", "yes")
+
+    def _passed_elsewhere(self, waits_on: Tuple[int, str]) -> bool:
+        """Does another module of the project pass a permuted array for this parameter of a
+        module-level function?"""
+        function = self._functions[waits_on[0]]
+        key = self.ctx.function_key(function)
+        if key is None:
+            return False
+        position = parameter_position(function, waits_on[1])
+        asked = [f"{key}#{waits_on[1]}{_PERMUTED}"] + ([f"{key}#{position}{_PERMUTED}"] if position is not None else [])
+        return any([self.ctx.need(name) == "yes" for name in asked])  # ask for both keys
 
     def _report(self, call: cst.Call, fix: tuple, waits_on: Optional[Tuple[int, str]]) -> None:
         if waits_on is None:
@@ -380,7 +423,7 @@ class TransposedArrayFromNumpy(Rule):
             self._report_stored(stored)
         permuted = self._permuted_parameters() if self._waiting else set()
         for waits_on, call, fix in self._waiting:
-            if waits_on in permuted:
+            if waits_on in permuted or self._passed_elsewhere(waits_on):
                 self.report(call, replacements=fix)
 
     def _report_stored(self, stored: _Stored) -> None:
