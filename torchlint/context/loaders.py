@@ -43,10 +43,11 @@ Ref = Tuple  # ("loader", call) | ("param", function, name) | ("global", name) |
 #              | ("imported", qualname): what a function of another module of the run returns
 
 
-def keywords(ctx, call: cst.Call) -> Optional[Dict[str, cst.BaseExpression]]:
+def keywords(ctx, call: cst.Call, hidden_ok: bool = False) -> Optional[Dict[str, cst.BaseExpression]]:
     """The keyword arguments of ``call``, with those of ``**kwargs`` when ``kwargs`` is a dict
     built in the same function (``dict(num_workers=4)``, ``{"num_workers": 4}``, then changed:
-    see ``_spread``); None when some ``*args``/``**kwargs`` hide what is passed."""
+    see ``_spread``); None when some ``*args``/``**kwargs`` hide what is passed (with
+    ``hidden_ok``, a hidden ``**kwargs`` is passed over: what the call shows)."""
     found: Dict[str, cst.BaseExpression] = {}
     for arg in call.args:
         if arg.star == "*":
@@ -54,6 +55,8 @@ def keywords(ctx, call: cst.Call) -> Optional[Dict[str, cst.BaseExpression]]:
         if arg.star == "**":
             spread, _ = _spread(ctx, arg.value)
             if spread is None:
+                if hidden_ok:
+                    continue
                 return None
             found.update(spread)
         elif arg.keyword is not None:
@@ -159,9 +162,10 @@ def _apply_change(ctx, statement: cst.BaseSmallStatement, name: str, found: Dict
     return changed
 
 
-def dataloader_call(ctx, node: cst.Call) -> bool:
-    """A call of ``torch.utils.data.DataLoader`` whose arguments are all visible."""
-    return loader_class(ctx, node.func) and keywords(ctx, node) is not None
+def dataloader_call(ctx, node: cst.Call, hidden_ok: bool = False) -> bool:
+    """A call of ``torch.utils.data.DataLoader`` whose arguments are all visible (with
+    ``hidden_ok``, but for a ``**kwargs`` it cannot see)."""
+    return loader_class(ctx, node.func) and keywords(ctx, node, hidden_ok) is not None
 
 
 def loader_classes(ctx) -> Dict[str, str]:
@@ -205,9 +209,9 @@ def loader_class(ctx, node: cst.BaseExpression, value_of: Optional[Callable] = N
     )
 
 
-def argument(ctx, node: cst.Call, name: str, position: int) -> Optional[cst.BaseExpression]:
+def argument(ctx, node: cst.Call, name: str, position: int, hidden_ok: bool = False) -> Optional[cst.BaseExpression]:
     """The argument passed as ``name=`` (also through a visible ``**kwargs`` dict) or at ``position``."""
-    given = keywords(ctx, node) or {}
+    given = keywords(ctx, node, hidden_ok) or {}
     if name in given:
         return given[name]
     args = positional(node)

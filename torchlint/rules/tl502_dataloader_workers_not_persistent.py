@@ -77,8 +77,10 @@ class DataloaderWorkersNotPersistent(Rule):
         "`persistent_workers=<num_workers> > 0` when the worker count is a variable, because "
         "`DataLoader` rejects persistent workers when `num_workers` is 0; no fix when the workers "
         "come from a `**kwargs` dict changed after it was built (`if use_cuda: kwargs.update("
-        "num_workers=1)`: on the other path the same keyword would meet no workers). Not reported "
-        "when the call passes `*args` or a `**kwargs` it cannot see, gives `persistent_workers` in any form (also through its `**kwargs` dict, `args[\"persistent_workers\"] = ...`), or is built inside "
+        "num_workers=1)`: on the other path the same keyword would meet no workers), nor when the "
+        "call also passes a `**kwargs` it cannot see (`**self.config.loader_kwargs`: added beside "
+        "it, the keyword could be given twice), though the workers it shows are still reported. "
+        "Not reported when the call passes `*args`, gives `persistent_workers` in any form (also through its `**kwargs` dict, `args[\"persistent_workers\"] = ...`), or is built inside "
         "a loop (a loader made anew every epoch gains nothing: build it once), when nothing shows the "
         "loader is iterated twice (a one-shot evaluation loader, `test_dataloader`), when the code "
         "changes the dataset between epochs (`ds.set_epoch(epoch)` or `ds.level = k` in the epoch "
@@ -151,7 +153,7 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
         Valid("""
             from torch.utils.data import DataLoader
-            loader = DataLoader(ds, num_workers=4, **kwargs)
+            loader = DataLoader(ds, *loader_args, num_workers=4)  # *args it cannot see may hold anything
             for epoch in range(3):
                 train(loader)
         """),
@@ -196,6 +198,19 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+            import pytorch_lightning as pl
+
+            class TabularData(pl.LightningDataModule):
+                def train_dataloader(self):
+                    return DataLoader(  # expect: TL502
+                        self.train_dataset,
+                        batch_size=self.batch_size,
+                        num_workers=self.config.num_workers,
+                        **self.config.dataloader_kwargs,  # unseen: no fix, the keyword could come twice
+                    )
+        """),
         Invalid("""
             import pytorch_lightning as pl
             from torch.utils.data import DataLoader
@@ -397,14 +412,17 @@ class DataloaderWorkersNotPersistent(Rule):
         self._loops: List[Tuple[Ref, object, bool]] = []  # loops over loaders: (ref, function, nested)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not dataloader_call(self.ctx, node) or "persistent_workers" in keywords(self.ctx, node):
+        visible = keywords(self.ctx, node, hidden_ok=True)  # workers shown beside a hidden **kwargs count
+        if not dataloader_call(self.ctx, node, hidden_ok=True) or "persistent_workers" in visible:
             return
         if self.ctx.scope.kind == "loop" or self.ctx.is_test_module:
             return
-        workers = argument(self.ctx, node, "num_workers", NUM_WORKERS_POSITION)
+        workers = argument(self.ctx, node, "num_workers", NUM_WORKERS_POSITION, hidden_ok=True)
         fix = self._fix(node, workers, self.ctx.indentation()) if workers is not None else None
         if fix is None:
             return
+        if keywords(self.ctx, node) is None:
+            fix = ()  # a `**kwargs` it cannot see may hold the keyword the fix would add
         parent = self.ctx.parent
         held = assigned_name(parent, node)
         holder = parent.targets[0].target if isinstance(parent, cst.Assign) and len(parent.targets) == 1 else None
