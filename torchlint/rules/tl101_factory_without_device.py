@@ -34,7 +34,8 @@ _DTYPE_EXACT = frozenset({"zeros", "ones", "empty", "eye"})
 _RANDOM_INITIALISERS = frozenset("uniform_ normal_ random_ bernoulli_ exponential_".split())
 # Further steps a host tensor goes through and stays on the host (not foldable into the factory).
 _STAYS_ON_HOST = _PASS_THROUGH | frozenset(
-    "repeat expand_as contiguous clone detach round abs scatter_ scatter_add_ index_fill_ index_add_ masked_fill_".split()
+    "repeat expand_as contiguous clone detach round abs scatter_ scatter_add_ index_fill_ index_add_ masked_fill_ "
+    "masked_fill".split()
 )
 
 
@@ -360,6 +361,30 @@ class FactoryWithoutDevice(Rule):
     invalid = (
         Invalid("""
             import torch
+            from torch import nn
+
+            def square_subsequent_mask(size):
+                return torch.triu(torch.full((size, size), float("-inf")), diagonal=1)  # expect: TL101
+
+            class Decoder(nn.Module):
+                def forward(self, tgt, memory):
+                    tgt_mask = square_subsequent_mask(tgt.size(0)).to(tgt.device)
+                    return self.layers(tgt, memory, tgt_mask)
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def causal_mask(self, size):
+                    mask = (torch.triu(torch.ones(size, size)) == 1).transpose(0, 1)  # expect: TL101
+                    return mask.float().masked_fill(mask == 0, float("-inf")).masked_fill(mask == 1, 0.0)
+
+                def forward(self, src):
+                    return self.layers(src, self.causal_mask(len(src)).to(src.device))
+        """),
+        Invalid("""
+            import torch
             from torch.autograd import Variable
 
             def init_hidden(batch_size, hidden_size):
@@ -643,7 +668,7 @@ class FactoryWithoutDevice(Rule):
         self._results_moved: Set[cst.FunctionDef] = set()  # functions of the file whose result a caller moves
         self._building: Set[cst.FunctionDef] = set()  # functions that call a factory (so far in the walk)
 
-    def visit_Return(self, node: cst.Return) -> None:
+    def leave_Return(self, node: cst.Return) -> None:  # after its value's factories were visited
         function = self.ctx.scope.function
         if node.value is not None and function.node in self._building:
             built = self._host_built(node.value)
