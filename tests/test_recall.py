@@ -32,7 +32,7 @@ FOUND = {
             for xb, yb in loader:
                 logits = model(xb)
                 loss = F.cross_entropy(logits, yb); loss.backward(); opt.step()
-                for i in range(logits.shape[0]):
+                for i in range(logits.shape[0]):  # expect: TL202
                     correct += int(logits[i].argmax().item() == yb[i].item())  # expect: TL201
     """,
     "per-element syncs in a comprehension": """
@@ -43,7 +43,7 @@ FOUND = {
                 logits = model(xb)
                 F.cross_entropy(logits, yb).backward()
                 opt.step()
-                hits = [p.item() for p in logits.argmax(1)]  # expect: TL201
+                hits = [p.item() for p in logits.argmax(1)]  # expect: TL201 TL202
     """,
     "per-element syncs in a Lightning training_step": """
         import torch.nn.functional as F
@@ -62,7 +62,7 @@ FOUND = {
 
         def count_correct(logits, y):
             correct = 0
-            for i in range(logits.shape[0]):
+            for i in range(logits.shape[0]):  # expect: TL202
                 correct += int(logits[i].argmax().item() == y[i].item())  # expect: TL201
             return correct
 

@@ -78,7 +78,7 @@ class LitClassifier(L.LightningModule):
         self.log("val/acc", (preds == y).float().mean(), sync_dist=True)
         self.val_preds.append(preds.cpu())
         self.val_targets.append(y.cpu())
-        correct = sum(1 for p, t in zip(preds, y) if p == t)  # expect: TL201
+        correct = sum(1 for p, t in zip(preds, y) if p == t)  # expect: TL201 TL202
         self.log("val/correct", float(correct), reduce_fx="sum")
 
     def on_validation_epoch_end(self):
