@@ -752,7 +752,8 @@ class FactoryWithoutDevice(Rule):
                 node = assigned = self.ctx.value_of(node.value, before=assigned)
             elif isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
                 node = self.ctx.attribute_value(node.attr.value)
-                elsewhere = {name: list(values) for name, values in self.ctx.assigned_before(node).items()} if node is not None else None
+                if node is not None:
+                    elsewhere = {name: list(values) for name, values in self.ctx.assigned_before(node).items()}
             elif isinstance(node, cst.BinaryOperation) or _single_comparison(node):
                 left, right = _operands(node)
                 if elsewhere is not None:  # kinds here say nothing of the other method's names

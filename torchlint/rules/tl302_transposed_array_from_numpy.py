@@ -20,9 +20,9 @@ _KEEPS_STRIDES = frozenset(
 )
 # Joins whose result is a fresh contiguous tensor (DataLoader's default collate stacks too).
 _JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate"})
+_PERMUTED = "@permuted"  # the key a call in another module tells a function's parameter by
 # A from_numpy stored in a name: the call, the stored expression, its fix, the branches it
 # was stored in, and the parameter whose callers decide (None: reported as it is).
-_PERMUTED = "@permuted"  # the key a call in another module tells a function's parameter by
 _Stored = Tuple[cst.Call, cst.CSTNode, tuple, Dict[int, int], Optional[Tuple[int, str]]]
 
 
