@@ -41,6 +41,8 @@ _FIT_LOADERS = frozenset({"train_dataloaders", "val_dataloaders", "train_dataloa
 Ref = Tuple  # ("loader", call) | ("param", function, name) | ("global", name) | ("attribute", class, name)
 #              | ("returned", owner, name): what a function of the module (owner None) or a class returns
 #              | ("imported", qualname): what a function of another module of the run returns
+#              | ("elements", ((key, ref), ...)): a dict, list or tuple of them (key: a dict's string key)
+#              | ("item", ref, key): an item of such a container (key None: any of them)
 
 
 def keywords(ctx, call: cst.Call, hidden_ok: bool = False) -> Optional[Dict[str, cst.BaseExpression]]:
@@ -365,6 +367,11 @@ class LoaderSources:
         if isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
             cls = ctx.scope.enclosing_class
             return ("attribute", cls, node.attr.value) if cls is not None else None
+        if isinstance(node, cst.Subscript) and depth < _MAX_DEPTH:  # dataloaders[phase]
+            container = self.ref(node.value, assigned, depth + 1)
+            return ("item", container, _item_key(node)) if container is not None else None
+        if isinstance(node, _CONTAINERS) and depth < _MAX_DEPTH:
+            return _elements(node, lambda value: self.ref(value, assigned, depth + 1))
         if isinstance(node, cst.Call):
             if loader_class(ctx, node.func):
                 return ("loader", node)
@@ -405,10 +412,27 @@ class LoaderSources:
         seen.add(ref)
         if ref[0] in ("loader", "imported"):
             return [ref]
+        if ref[0] == "elements":
+            return [found for _, element in ref[1] for found in self._origins(element, depth + 1, seen)]
+        if ref[0] == "item":
+            return [
+                found for container in self._containers(ref[1], depth + 1) for key, element in container[1]
+                if ref[2] is None or key is None or key == ref[2]
+                for found in self._origins(element, depth + 1, seen)
+            ]
         found: List[Ref] = []
         for value_ref in self._sources(ref):
             found.extend(self._origins(value_ref, depth + 1, seen))
         return found
+
+    def _containers(self, ref: Optional[Ref], depth: int) -> List[Ref]:
+        """The containers of loaders (``elements`` references) ``ref`` leads to: an item is taken
+        only from one of those, never from a loader or anything else."""
+        if ref is None or depth > _MAX_DEPTH or ref[0] in ("loader", "imported", "item"):
+            return []
+        if ref[0] == "elements":
+            return [ref]
+        return [found for source in self._sources(ref) for found in self._containers(source, depth + 1)]
 
     def returned(self, function) -> List[cst.Call]:
         """The DataLoader calls a function of the file returns (alone or in a tuple)."""
@@ -444,6 +468,8 @@ class LoaderSources:
             if is_parameter(scope, value.value):
                 return ("param", scope, value.value)
             return ("global", value.value)
+        if isinstance(value, _CONTAINERS) and depth < _MAX_DEPTH:
+            return _elements(value, lambda element: self._value_ref(scope, element, depth + 1, before))
         if isinstance(value, cst.Call):
             bindings = self._ctx.bindings_of(scope)
             if loader_class(self._ctx, value.func, bindings.latest if bindings is not None else lambda name: None):
@@ -457,6 +483,31 @@ class LoaderSources:
                 cls = scope if scope.kind == "class" else scope.enclosing_class
                 return ("returned", cls, value.func.attr.value) if cls is not None else None
         return None
+
+
+_CONTAINERS = (cst.Dict, cst.DictComp, cst.List, cst.Tuple)
+
+
+def _elements(container: cst.BaseExpression, element_ref: Callable[[cst.BaseExpression], Optional[Ref]]) -> Optional[Ref]:
+    """``{"train": DataLoader(...), ...}``, ``{x: DataLoader(...) for x in phases}``, ``[a, b]``:
+    a reference to each value that may be a loader, by its string key where it has one."""
+    if isinstance(container, cst.DictComp):
+        values = [(None, container.value)]
+    elif isinstance(container, cst.Dict):
+        values = [
+            (literal_value(element.key) if isinstance(element.key, cst.SimpleString) else None, element.value)
+            for element in container.elements if isinstance(element, cst.DictElement)
+        ]
+    else:
+        values = [(None, element.value) for element in container.elements if isinstance(element, cst.Element)]
+    refs = tuple((key, ref) for key, value in values if (ref := element_ref(value)) is not None)
+    return ("elements", refs) if refs else None
+
+
+def _item_key(subscript: cst.Subscript) -> Optional[str]:
+    """The string key of ``loaders["train"]``; None for any other index (``loaders[phase]``)."""
+    index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
+    return literal_value(index.value) if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) else None
 
 
 def _function(owner, name: str):

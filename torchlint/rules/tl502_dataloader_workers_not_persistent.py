@@ -42,7 +42,9 @@ class DataloaderWorkersNotPersistent(Rule):
         "iterated by a function of the same file that is called from a loop (a loader built at "
         "module level, or in `main()` and passed along, and iterated by `train(epoch)`). The same "
         "file is followed through module-level names, parameters at call sites, `self` attributes, "
-        "functions returning a loader, and `**loader_kwargs` dicts built in the same function."
+        "functions returning a loader, dicts, lists and tuples of loaders (`loaders[phase]` of "
+        "`{phase: DataLoader(...) for phase in phases}`, `loaders[\"train\"]` of a dict display), "
+        "and `**loader_kwargs` dicts built in the same function."
     )
     why = (
         "Without `persistent_workers`, each `iter(loader)` (every epoch, every validation pass) "
@@ -198,6 +200,33 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def train_model(model, datasets, optimizer, device, epochs):
+                loaders = {phase: DataLoader(datasets[phase], batch_size=4, shuffle=True, num_workers=4)  # expect: TL502
+                           for phase in ["train", "val"]}
+                for epoch in range(epochs):
+                    for phase in ["train", "val"]:
+                        for inputs, labels in loaders[phase]:  # a loader of the dict, every epoch
+                            loss = model(inputs.to(device), labels.to(device))
+                            if phase == "train":
+                                loss.backward()
+                                optimizer.step()
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def train_model(model, datasets, optimizer, device, epochs):
+                loaders = {phase: DataLoader(datasets[phase], batch_size=4, shuffle=True, num_workers=4, persistent_workers=True)
+                           for phase in ["train", "val"]}
+                for epoch in range(epochs):
+                    for phase in ["train", "val"]:
+                        for inputs, labels in loaders[phase]:  # a loader of the dict, every epoch
+                            loss = model(inputs.to(device), labels.to(device))
+                            if phase == "train":
+                                loss.backward()
+                                optimizer.step()
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
             import pytorch_lightning as pl

@@ -110,7 +110,8 @@ class DataloaderNotPinned(Rule):
         "every batch itself; and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
         "not literally false), such a move without `non_blocking=True`. The loop may be in another "
         "function of the same file: a loader built at module level, in `main()` and passed to "
-        "`train(loader)`, kept on `self`, or returned by a helper is followed to the loops that iterate "
+        "`train(loader)`, kept on `self`, held in a dict, list or tuple (`loaders[phase]`), or "
+        "returned by a helper is followed to the loops that iterate "
         "it, and a batch the loop hands to a function of the file (`self.train_batch(x, y)`) to the "
         "moves there; across the files of one run, a loader passed to a function of another module "
         "(`train_one_epoch(model, loader, ...)`) is followed to the moves there, and one returned by "
@@ -256,6 +257,33 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def train_model(model, datasets, optimizer, device, epochs):
+                loaders = {phase: DataLoader(datasets[phase], batch_size=4, shuffle=True, num_workers=4)  # expect: TL503
+                           for phase in ["train", "val"]}
+                for epoch in range(epochs):
+                    for phase in ["train", "val"]:
+                        for inputs, labels in loaders[phase]:  # a loader of the dict, every epoch
+                            loss = model(inputs.to(device), labels.to(device))
+                            if phase == "train":
+                                loss.backward()
+                                optimizer.step()
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def train_model(model, datasets, optimizer, device, epochs):
+                loaders = {phase: DataLoader(datasets[phase], batch_size=4, shuffle=True, num_workers=4, pin_memory=True)
+                           for phase in ["train", "val"]}
+                for epoch in range(epochs):
+                    for phase in ["train", "val"]:
+                        for inputs, labels in loaders[phase]:  # a loader of the dict, every epoch
+                            loss = model(inputs.to(device, non_blocking=True), labels.to(device, non_blocking=True))
+                            if phase == "train":
+                                loss.backward()
+                                optimizer.step()
+        """),
         Invalid("""
             from torch.autograd import Variable
             from torch.utils.data import DataLoader
