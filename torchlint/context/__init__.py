@@ -37,6 +37,8 @@ from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, positional
 if TYPE_CHECKING:
     from torchlint.rules.base import Finding
 
+_UNKNOWN = object()  # `_order_of` for an expression no assignment holds
+
 __all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "BATCH", "MODEL", "STEP"]
 
 _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
@@ -75,6 +77,7 @@ class FileContext:
         self._test_module: Optional[bool] = None
         self.datasets = DatasetFacts(self)
         self._class_attributes: Dict[Scope, Dict[str, Optional[cst.BaseExpression]]] = {}
+        self._module_functions: Optional[Dict[str, cst.FunctionDef]] = None  # by name, for function_here
         self._attribute_kinds: Dict[Scope, Dict[str, Optional[str]]] = {}
         self._facts: Dict[Scope, FunctionFacts] = {}
         self._terminating: Set[int] = set()
@@ -131,23 +134,29 @@ class FileContext:
         With ``before`` (an assigned expression that mentions ``name``), the value ``name``
         held when that assignment ran: ``img = img.transpose(2, 0, 1)`` looks back past itself.
         """
-        order = self._order.get(id(before)) if before is not None else None
-        if before is not None and order is None:
-            return None
-        return self._here.latest(name, order)
+        order = self._order_of(before)
+        return None if order is _UNKNOWN else self._here.latest(name, order)
 
     def holds_parameter(self, name: str, before: Optional[cst.BaseExpression] = None) -> bool:
         """Does ``name`` still hold what the current function's caller passed for it (a
         parameter not rebound so far, or before the assignment ``before``)?"""
-        order = self._order.get(id(before)) if before is not None else None
-        if before is not None and order is None:
+        order = self._order_of(before)
+        if order is _UNKNOWN or not is_parameter(self.scope.function, name):
             return False
-        return is_parameter(self.scope.function, name) and self._here.binding(name, order) is None
+        return self._here.binding(name, order) is None
 
     def bound_conditionally(self, name: str, before: Optional[cst.BaseExpression] = None) -> bool:
         """Was the value ``value_of(name, before)`` gives bound in a branch that may not have run?"""
-        order = self._order.get(id(before)) if before is not None else None
-        return self._here.conditional(name, order)
+        order = self._order_of(before)
+        return self._here.conditional(name, None if order is _UNKNOWN else order)
+
+    def _order_of(self, before: Optional[cst.BaseExpression]):
+        """The number of the assignment ``before`` is the value of (None: no ``before``, read
+        the latest binding; ``_UNKNOWN``: an expression no assignment of this function holds)."""
+        if before is None:
+            return None
+        order = self._order.get(id(before))
+        return _UNKNOWN if order is None else order
 
     def unpacked_from(self, name: str) -> Optional[cst.BaseExpression]:
         """The call or name ``name`` was unpacked from (``loader, dataset = build(...)``, ``x, y =
@@ -436,8 +445,12 @@ class FileContext:
         """The function of this file a call of ``func`` runs (``helper(...)``, ``self.helper(...)``),
         found in the module or class body, so also when it is defined further down."""
         if isinstance(func, cst.Name):
-            return next((statement for statement in self.module.body
-                         if isinstance(statement, cst.FunctionDef) and statement.name.value == func.value), None)
+            if self._module_functions is None:
+                self._module_functions = {}
+                for statement in self.module.body:
+                    if isinstance(statement, cst.FunctionDef):
+                        self._module_functions.setdefault(statement.name.value, statement)
+            return self._module_functions.get(func.value)
         cls = self.scope.enclosing_class
         if isinstance(func, cst.Attribute) and is_name(func.value, "self") and cls is not None:
             return method_def(cls.node, func.attr.value)

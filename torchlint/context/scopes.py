@@ -105,6 +105,15 @@ class Scope:
         return False
 
 
+def in_loop(scope: Optional[Scope]) -> bool:
+    """Is ``scope`` a loop, or inside one of its function?"""
+    while scope is not None and scope.kind != "function":
+        if scope.kind == "loop":
+            return True
+        scope = scope.parent
+    return False
+
+
 def in_model_code(scope: Scope) -> bool:
     """Is ``scope`` (settled) model code: forward, a loss, or a helper of those?"""
     return scope.hot_kind_of() == MODEL

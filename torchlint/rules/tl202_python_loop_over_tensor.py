@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.context import HOST, MODEL, NOT, STEP, TENSOR
 from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope
-from torchlint.context.tensors import dimension_index
+from torchlint.context.tensors import HOST_READ_BUILTINS, dimension_index
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, is_name, literal_value, method_call, positional, target_names
 from torchlint.walker import descendants, iter_children, simple_statements
@@ -815,7 +815,7 @@ class PythonLoopOverTensor(Rule):
             if kind in (cst.Assert, cst.Raise):
                 continue  # a check that fails rarely, or its message
             stack.extend(iter_children(node))
-            read = _host_read(node) if kind is cst.Call else None
+            read = _host_read(self.ctx, node) if kind is cst.Call else None
             if (
                 kind in (cst.If, cst.IfExp, cst.While) and _element_value(node.test, elements, variables)
                 or read is not None and _element_value(read, elements, variables)
@@ -978,9 +978,9 @@ class PythonLoopOverTensor(Rule):
         )
 
 
-def _host_read(call: cst.Call) -> Optional[cst.BaseExpression]:
+def _host_read(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:
     """What ``int(v)``/``float(v)``/``bool(v)`` or ``v.item()``/``v.tolist()`` reads on the host."""
-    if isinstance(call.func, cst.Name) and call.func.value in ("int", "float", "bool") and len(call.args) == 1:
+    if len(call.args) == 1 and ctx.qualname(call.func) in HOST_READ_BUILTINS:
         return call.args[0].value
     method = method_call(call, "item", "tolist")
     return method.value if method is not None else None

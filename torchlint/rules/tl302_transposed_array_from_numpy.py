@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -301,7 +301,6 @@ class TransposedArrayFromNumpy(Rule):
         self._passed: Dict[Tuple[int, str], Set[Union[bool, Tuple[int, str]]]] = defaultdict(set)
         self._waiting: List[Tuple[Tuple[int, str], cst.Call, tuple]] = []  # from_numpy of a parameter
         self._functions: Dict[int, Scope] = {}  # id of a function's node -> its scope
-        self._defined: Optional[FrozenSet[str]] = None  # the module's functions, by name
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.ctx.qualname(node.func)
@@ -340,10 +339,7 @@ class TransposedArrayFromNumpy(Rule):
         func = call.func
         if not call.args or not isinstance(func, (cst.Name, cst.Attribute)) or self.ctx.in_test_case():
             return
-        if isinstance(func, cst.Name) and func.value not in self._module_functions():
-            function = None  # not one of the file's: ask no scan of the module
-        else:
-            function = self.ctx.function_here(func)
+        function = self.ctx.function_here(func)
         if function is None:
             self._note_arguments_elsewhere(call)
             return
@@ -353,13 +349,6 @@ class TransposedArrayFromNumpy(Rule):
                 self._passed[id(function), parameter].add(True)
             elif layout.parameter is not None:
                 self._passed[id(function), parameter].add(self._parameter_key(layout.parameter))
-
-    def _module_functions(self) -> FrozenSet[str]:
-        if self._defined is None:
-            self._defined = frozenset(
-                statement.name.value for statement in self.ctx.module.body if isinstance(statement, cst.FunctionDef)
-            )
-        return self._defined
 
     def _note_arguments_elsewhere(self, call: cst.Call) -> None:
         """A permuted array passed to a function of another module of the project

@@ -10,6 +10,7 @@ from torchlint.context.loaders import (
     DATALOADER, DATASET_POSITION, EPOCH_NAME, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
     cycled, fitted, keywords, returned_by_epoch_hook, spread_changed, unwrap_iteration,
 )
+from torchlint.context.scopes import in_loop
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import assigned_name, dotted_name, is_name, keyword, literal_value
@@ -533,19 +534,19 @@ class DataloaderWorkersNotPersistent(Rule):
     def visit_For(self, node: cst.For) -> None:
         ref = self.ctx.loaders.ref(unwrap_iteration(self.ctx, node.iter))
         if ref is not None:  # the walk is in this loop's own scope: is an enclosing one a loop?
-            self._loops.append((ref, self.ctx.scope.function, _in_loop(self.ctx.scope.parent)))
+            self._loops.append((ref, self.ctx.scope.function, in_loop(self.ctx.scope.parent)))
 
     def leave_Module(self, node: cst.Module) -> None:
         """Loaders iterated in a function that is called from a loop (``for epoch ...: train()``)."""
         for ref, function, nested in self._loops:
-            if not nested and not self._called_in_loop(function):
+            if not nested and not self._calledin_loop(function):
                 continue
             for loader in self.ctx.loaders.resolve(ref):
                 if id(loader) in self._reportable:
                     self.report(loader, replacements=self._reportable[id(loader)])
 
-    def _called_in_loop(self, function) -> bool:
-        return any(_in_loop(caller) for caller in self.ctx.loaders.callers(function))
+    def _calledin_loop(self, function) -> bool:
+        return any(in_loop(caller) for caller in self.ctx.loaders.callers(function))
 
     def _iterated_again_by_call(self, node: cst.BaseExpression) -> bool:
         """Is ``node`` (a loader) handed to a generator that cycles it (``cycle(dl)``) or to
@@ -581,11 +582,3 @@ class DataloaderWorkersNotPersistent(Rule):
             return None
         fixed = with_keyword(node, "persistent_workers", persistent)
         return (Replacement(node, code_in_block(self.ctx.module, fixed, indentation)),)
-
-
-def _in_loop(scope) -> bool:
-    while scope is not None and scope.kind != "function":
-        if scope.kind == "loop":
-            return True
-        scope = scope.parent
-    return False

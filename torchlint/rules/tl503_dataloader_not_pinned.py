@@ -14,7 +14,7 @@ from torchlint.context.loaders import (
     LOADER_NAME, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, fitted, has_workers, lightning_class,
     returned_by_epoch_hook, unwrap_iteration,
 )
-from torchlint.context.scopes import Scope, callee
+from torchlint.context.scopes import Scope, callee, in_loop
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, keyword, literal_value, positional, target_names
@@ -840,20 +840,11 @@ class DataloaderNotPinned(Rule):
         if not (isinstance(moved, cst.Call) and is_name(moved.func, "next") and len(moved.args) == 1):
             return None
         source = moved.args[0].value
-        if isinstance(source, cst.Name) and self._in_loop():
+        if isinstance(source, cst.Name) and in_loop(self.ctx.scope):
             walked = self.ctx.value_of(source.value)
             if isinstance(walked, cst.Call) and is_name(walked.func, "iter") and len(walked.args) == 1:
                 source = walked.args[0].value
         return self.ctx.loaders.ref(source)
-
-    def _in_loop(self) -> bool:
-        """Is the visited node inside a loop of its function?"""
-        scope = self.ctx.scope
-        while scope.kind in ("loop", "class"):
-            if scope.kind == "loop":
-                return True
-            scope = scope.parent
-        return False
 
     def _note_handed(self, node: cst.Call) -> None:
         """``self.train_batch(x, y)`` in a loop over a loader: the function of this file that
