@@ -470,3 +470,59 @@ def test_an_object_the_model_holds_is_called_per_forward(tmp_path, call, expecte
     paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/metrics.py": METRIC,
                              "pkg/model.py": CLASSIFIER.format(call=call)})
     assert found(paths) == expected
+
+
+TIMERS = """
+    import time
+    from contextlib import contextmanager
+
+
+    @contextmanager
+    def timed(name, log):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            log[name] = time.perf_counter() - start
+
+
+    class Stopwatch:
+        def __enter__(self):
+            self.start = time.time()
+            return self
+
+        def __exit__(self, *exc):
+            self.elapsed = time.time() - self.start
+
+
+    class Reporter:
+        @contextmanager
+        def measure_time(self, name):
+            start = time.perf_counter()
+            yield start
+            self.stats[name] = time.perf_counter() - start
+
+        @contextmanager
+        def section(self, name):
+            yield name
+"""
+TIMED_STEP = """
+    from pkg.timers import Stopwatch, timed
+
+
+    def step(model, x, optimizer, reporter, log):
+        with timed("forward", log):
+            loss = model(x.cuda()).sum()
+        with reporter.measure_time("backward"):
+            loss.backward()
+        with Stopwatch(), reporter.section("step"):
+            optimizer.step()
+        with timed("read", log):
+            return loss.item()
+"""
+
+
+def test_a_timing_context_manager_of_another_module_closes_its_interval_at_the_end_of_the_block(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/timers.py": TIMERS, "pkg/train.py": TIMED_STEP})
+    assert found(paths) == [("train.py", 6, "TL601"), ("train.py", 8, "TL601"), ("train.py", 10, "TL601")]
+    assert found([p for p in paths if p.endswith("train.py")]) == []  # alone it cannot know

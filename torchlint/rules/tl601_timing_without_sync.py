@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchlint.context import NOT, TENSOR
 from torchlint.context.devices import names_cpu
-from torchlint.context.scopes import Scope, callee, is_training_step_call
+from torchlint.context.scopes import Scope, callee, is_training_step_call, method_def
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import assigned_name, dotted_name
@@ -21,6 +21,10 @@ _TIMERS = frozenset(
     "time.time time.perf_counter time.monotonic time.time_ns time.perf_counter_ns time.monotonic_ns "
     "timeit.default_timer".split()
 )
+
+
+_TIMER = "@timer"  # the key a module's timing context manager (function or class) is offered by
+_TIMER_METHOD = "@timer_method."  # the key, with the method's name, a timing context-manager method is offered by
 
 
 # Calls that wait for the device (or may: a helper named so), after which a timestamp is honest.
@@ -50,7 +54,9 @@ class TimingWithoutSync(Rule):
         "timer stopped without `torch.cuda.synchronize()`: CUDA kernels run asynchronously, so this "
         "measures how long launching took, not the GPU work"
     )
-    triggers = ("cuda", "device", "gpu")  # what `uses_cuda` looks for: CUDA, or a move to a device variable
+    # What `uses_cuda` looks for (CUDA, or a move to a device variable), and timing context
+    # managers the file may offer to the others.
+    triggers = ("cuda", "device", "gpu", "contextmanager", "__enter__")
     what = (
         "Finds a closing timestamp (`time.perf_counter() - start`, `end = time.time()`, also "
         "`time.monotonic` and `timeit.default_timer`, under any alias) taken after GPU work since "
@@ -68,7 +74,13 @@ class TimingWithoutSync(Rule):
         "start_time` for an ETA or a progress line) is not reported: it spans every iteration so "
         "far, so at most the last few queued steps are missing from it. Nor is one read after a whole "
         "loop that queued the work (`(time.time() - t0) / 3600` hours after the epoch loop): over "
-        "many iterations the work still queued at the end is a small part."
+        "many iterations the work still queued at the end is a small part. The same holds for the "
+        "project's timing context managers: a `with` block of a generator that reads the clock around "
+        "its `yield` (`@contextmanager def timer(name): start = time.time(); yield; ...`), of a class "
+        "whose `__enter__` and `__exit__` read it (`with Timer():`), or of such a method "
+        "(`with reporter.measure_time(\"backward\"):`), defined in the file or in another module of the "
+        "project, ends by reading the clock; it is reported at the `with` when the block queues GPU "
+        "work and nothing in it waits afterwards."
     )
     why = (
         "CUDA calls return as soon as the kernel is queued; the GPU runs it later. A timer around"
@@ -238,8 +250,61 @@ class TimingWithoutSync(Rule):
                 log(turn=time.perf_counter() - turn_start, step=time.perf_counter() - start_time)
                 start_time = time.perf_counter()
         """),
+        Valid("""
+            import time
+            from contextlib import contextmanager
+
+            @contextmanager
+            def timer(name, stats):
+                start = time.perf_counter()
+                yield
+                stats[name] = time.perf_counter() - start
+
+            @contextmanager
+            def section(name):
+                yield name
+
+            def train_epoch(model, loader, criterion, optimizer, stats):
+                with timer("epoch", stats):  # a whole loop: at most the last step is still queued
+                    for x, y in loader:
+                        criterion(model(x.cuda()), y.cuda()).backward()
+                        optimizer.step()
+                for x, y in loader:
+                    with timer("step", stats):
+                        loss = criterion(model(x.cuda()), y.cuda())
+                        loss.backward()
+                        stats["loss"] = loss.item()  # waits for the step before the block ends
+                    with section("update"):  # no clock: not a timer
+                        optimizer.step()
+        """),
     )
     invalid = (
+        Invalid("""
+            import time
+            from contextlib import contextmanager
+
+            @contextmanager
+            def timer(name, stats):
+                start = time.perf_counter()
+                yield
+                stats[name] = time.perf_counter() - start
+
+            class Timer:
+                def __enter__(self):
+                    self.start = time.time()
+                    return self
+
+                def __exit__(self, *exc):
+                    self.seconds = time.time() - self.start
+
+            def train_step(model, x, y, criterion, optimizer, stats):
+                with timer("forward", stats):  # expect: TL601
+                    loss = criterion(model(x.cuda()), y.cuda())
+                with Timer() as backward:  # expect: TL601
+                    loss.backward()
+                    optimizer.step()
+                return loss, backward.seconds
+        """),
         Invalid("""
             import time, torch
             model.cuda()
@@ -305,6 +370,7 @@ class TimingWithoutSync(Rule):
         self._regions: Dict[object, Dict[str, _Region]] = {}  # function scope -> start name -> region
         self._suspects: List[Tuple[cst.Call, Scope, Tuple[str, ...]]] = []  # reads waiting on this file's helpers
         self._helper_waits: Dict[int, bool] = {}  # id(function scope) -> does calling it wait for the device
+        self._timed_blocks: Dict[object, Dict[cst.With, _Region]] = {}  # function scope -> open `with timer():` blocks
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) not in _TIMERS:
@@ -357,6 +423,22 @@ class TimingWithoutSync(Rule):
         for read, scope, helpers in self._suspects:
             if not any(self._waits_in(scope, name) for name in helpers):
                 self.report(read)
+        if self.ctx.module_name:
+            self._offer_timers(node)
+
+    def _offer_timers(self, module: cst.Module) -> None:
+        """Tell the files that import them which context managers of this module time their block."""
+        qualname = self.ctx.qualname
+        for statement in module.body:
+            key = f"{self.ctx.module_name}.{statement.name.value}{_TIMER}" if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) else ""
+            if isinstance(statement, cst.FunctionDef) and _timing_generator(statement, qualname):
+                self.ctx.offer(key, "yes")
+            elif isinstance(statement, cst.ClassDef):
+                if _timing_class(statement, qualname):
+                    self.ctx.offer(key, "yes")
+                for method in statement.body.body:
+                    if isinstance(method, cst.FunctionDef) and _timing_generator(method, qualname):
+                        self.ctx.offer(f"{_TIMER_METHOD}{method.name.value}", "yes")
 
     def _waits_in(self, caller: Scope, name: str, depth: int = 0) -> bool:
         """Does the function of this file that ``caller`` calls as ``name`` wait for the device,
@@ -392,18 +474,57 @@ class TimingWithoutSync(Rule):
         return region.work_loop is not None and scope is None
 
     def leave_Call(self, node: cst.Call) -> None:
-        regions = self._regions.get(self.ctx.scope.function)
+        regions = self._open_regions()
         if not regions:
             return
         if self._syncs(node):
-            self._waited(regions.values())
+            self._waited(regions)
             return
         if self._gpu_work(node):
-            self._queued(regions.values())
+            self._queued(regions)
         helper = _helper_name(node)
         if helper is not None:
-            for region in regions.values():
+            for region in regions:
                 region.helpers_since_work += (helper,)
+
+    def _open_regions(self) -> List[_Region]:
+        """The intervals the current function has open: its timestamps and its `with timer():` blocks."""
+        function = self.ctx.scope.function
+        stamps, blocks = self._regions.get(function), self._timed_blocks.get(function)
+        return [*(stamps.values() if stamps else ()), *(blocks.values() if blocks else ())]
+
+    def visit_With(self, node: cst.With) -> None:
+        if any(self._times(item.item) for item in node.items):
+            self._timed_blocks.setdefault(self.ctx.scope.function, {})[node] = _Region(scope=self.ctx.scope)
+
+    def leave_With(self, node: cst.With) -> None:
+        """The end of a `with timer():` block reads the clock: after unwaited work (not queued by a
+        whole loop in the block, see `_after_loop`), it measures the launches."""
+        region = self._timed_blocks.get(self.ctx.scope.function, {}).pop(node, None)
+        if region is not None and region.unwaited and region.work_loop is None and self.ctx.uses_cuda:
+            self._suspect(next(item.item for item in node.items if self._times(item.item)), region)
+
+    def _times(self, item: cst.BaseExpression) -> bool:
+        """Is ``item`` of a `with` a timing context manager of the project: a generator that reads
+        the clock around its `yield` (``timer("step")``, ``self.timed(...)``, ``reporter.measure_time(...)``)
+        or a class whose ``__enter__`` and ``__exit__`` read it (``Timer()``)?"""
+        if not isinstance(item, cst.Call):
+            return False
+        func = item.func
+        own = self.ctx.function_here(func)
+        if own is not None:
+            return _timing_generator(own, self.ctx.qualname)
+        if isinstance(func, cst.Name):
+            cls = self._own_classes().get(func.value)
+            if cls is not None:
+                return _timing_class(cls, self.ctx.qualname)
+        key = self.ctx.project_callee(func)
+        if key is not None:
+            return self.ctx.need(f"{key}{_TIMER}") == "yes"
+        return isinstance(func, cst.Attribute) and self.ctx.need(f"{_TIMER_METHOD}{func.attr.value}") == "yes"
+
+    def _own_classes(self) -> Dict[str, cst.ClassDef]:
+        return {statement.name.value: statement for statement in self.ctx.module.body if isinstance(statement, cst.ClassDef)}
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._branch_opened(node)
@@ -413,10 +534,10 @@ class TimingWithoutSync(Rule):
 
     def _branch_opened(self, body: cst.BaseSuite) -> None:
         """``if not torch.isfinite(grad_norm):`` reads a tensor on the host before its body runs."""
-        regions = self._regions.get(self.ctx.scope.function)
+        regions = self._open_regions()
         test = getattr(self.ctx.parent, "test", None)
         if regions and test is not None and self.ctx.parent.body is body and self._tests_tensor(test):
-            self._waited(regions.values())
+            self._waited(regions)
 
     def _tests_tensor(self, test: cst.BaseExpression) -> bool:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -427,9 +548,9 @@ class TimingWithoutSync(Rule):
 
     def leave_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         """``f"loss {loss}"`` formats a tensor's values: it waits for them."""
-        regions = self._regions.get(self.ctx.scope.function)
+        regions = self._open_regions()
         if regions and self.ctx.tensor_kind(node.expression) == TENSOR:
-            self._waited(regions.values())
+            self._waited(regions)
 
     @staticmethod
     def _waited(regions: Iterable[_Region]) -> None:
@@ -438,9 +559,9 @@ class TimingWithoutSync(Rule):
             region.helpers_since_work = ()
 
     def leave_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        regions = self._regions.get(self.ctx.scope.function)
+        regions = self._open_regions()
         if regions and self.ctx.tensor_kind(node) == TENSOR:
-            self._queued(regions.values())
+            self._queued(regions)
 
     def _queued(self, regions: Iterable[_Region]) -> None:
         """GPU work was queued here: each region is unwaited, in the outermost loop opened since its timestamp."""
@@ -489,3 +610,25 @@ def _helper_name(node: cst.Call) -> Optional[str]:
     if name is None or name.count(".") > 1 or (name.count(".") == 1 and not name.startswith("self.")):
         return None
     return name
+
+
+def _clock_read(node: cst.CSTNode, qualname) -> bool:
+    return any(isinstance(call, cst.Call) and qualname(call.func) in _TIMERS for call in descendants(node))
+
+
+def _timing_generator(function: cst.FunctionDef, qualname) -> bool:
+    """``@contextmanager`` ``def timer(): start = time.time(); yield; ... time.time() - start``:
+    a context manager reading the clock before its ``yield`` and after it."""
+    if not any(qualname(decorator.decorator) == "contextlib.contextmanager" for decorator in function.decorators):
+        return False
+    statements = list(function.body.body)
+    at = next((i for i, statement in enumerate(statements) if any(isinstance(node, cst.Yield) for node in descendants(statement))), None)
+    return at is not None and any(_clock_read(statement, qualname) for statement in statements[:at]) and any(
+        _clock_read(statement, qualname) for statement in statements[at:]
+    )
+
+
+def _timing_class(cls: cst.ClassDef, qualname) -> bool:
+    """A class whose ``__enter__`` and ``__exit__`` read the clock (``with Timer() as t:``)."""
+    methods = [method_def(cls, name) for name in ("__enter__", "__exit__")]
+    return all(method is not None and _clock_read(method, qualname) for method in methods)
