@@ -33,24 +33,28 @@ class CallSite:
 
 
 _DEF = re.compile(r"def\s+(\w+)")  # no leading \b: a literal prefix lets the regex engine skip ahead
+_CLASS = re.compile(r"class\s+(\w+)")
 
 
 class CallSites:
     """Every call of a function the file defines, by plain name (``helper(x)``) or as
-    ``self.method(x)``."""
+    ``self.method(x)``, and of a class it defines (``Trainer(model, loader)``, a call of its
+    ``__init__``)."""
 
     def __init__(self, text: str) -> None:
         self._sites: Dict[str, List[CallSite]] = defaultdict(list)
         self._defined = frozenset(_DEF.findall(text))
+        self._classes = frozenset(_CLASS.findall(text))
 
     def note(self, call: cst.Call, scope, kind: Callable, ref: Optional[Callable] = None) -> None:
-        if not call.args:
-            return
         func = call.func
         called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
-        if called not in self._defined:
+        if called in self._classes and isinstance(func, cst.Name) and call.args:
+            key: Optional[str] = f"{called}.__init__"
+        elif called in self._defined:
+            key = _callee_key(func, scope)
+        else:
             return
-        key = _callee_key(func, scope)
         if key is None:
             return
 

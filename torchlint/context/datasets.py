@@ -25,7 +25,7 @@ _CONVERTING_FUNCTIONS = frozenset(
 )
 _CONVERTING_METHODS = frozenset("float long int double toarray todense astype squeeze".split())
 NO_WORKERS = "no workers"  # what a file offers for its dataset classes that workers cannot help
-_SUBSET = "torch.utils.data.Subset"
+_SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.random_split"})  # parts of their first argument
 _SET_UP = frozenset({"__init__", "setup", "prepare_data"})  # run before any epoch
 _TEST_FOLDER = re.compile(r"(^|[\\/])(tests?|testing|test_utils)[\\/]|(^|[\\/])conftest\.py$")
 _TEST_FILE = re.compile(r"(^|[\\/])(test_\w*|\w*_test)\.py$")
@@ -165,13 +165,14 @@ class DatasetFacts:
         )
 
     def _resolve(self, dataset: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
-        """Follow names, ``self.<attr>`` and ``Subset(ds, ...)`` to the expression that built it."""
+        """Follow names, ``self.<attr>``, ``Subset(ds, ...)`` and ``train, val = random_split(ds, ...)``
+        to the expression that built it."""
         for _ in range(MAX_TRAIL):
             if isinstance(dataset, cst.Name):
-                value = self._ctx.value_of(dataset.value)
+                value = self._ctx.value_of(dataset.value) or self._split_from(dataset.value)
             elif isinstance(dataset, cst.Attribute) and dotted_name(dataset.value) == "self":
                 value = self._ctx.attribute_value(dataset.attr.value)
-            elif isinstance(dataset, cst.Call) and self._ctx.qualname(dataset.func) == _SUBSET and dataset.args:
+            elif isinstance(dataset, cst.Call) and self._ctx.qualname(dataset.func) in _SUBSETS and dataset.args:
                 value = dataset.args[0].value
             else:
                 return dataset
@@ -179,6 +180,11 @@ class DatasetFacts:
                 return dataset
             dataset = value
         return dataset
+
+    def _split_from(self, name: str) -> Optional[cst.Call]:
+        """The ``random_split(ds, ...)`` that ``name`` was unpacked from, if so."""
+        source = self._ctx.unpacked_from(name)
+        return source if isinstance(source, cst.Call) and self._ctx.qualname(source.func) in _SUBSETS else None
 
     def _iterable(self, cls: cst.ClassDef) -> bool:
         return any((dotted_name(base.value) or "").endswith("IterableDataset") for base in cls.bases)

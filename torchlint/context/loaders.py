@@ -524,7 +524,17 @@ def _attribute_values(cls) -> Dict[str, List[Tuple[object, cst.BaseExpression]]]
         for line in simple_statements(method.node.body):
             for small in line.body:
                 if isinstance(small, cst.Assign) and len(small.targets) == 1:
-                    target = small.targets[0].target
-                    if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
-                        values.setdefault(target.attr.value, []).append((method, small.value))
+                    for target, value in _pairs(small.targets[0].target, small.value):
+                        if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
+                            values.setdefault(target.attr.value, []).append((method, value))
     return values
+
+
+def _pairs(target: cst.BaseExpression, value: cst.BaseExpression) -> List[Tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """What each target of an assignment gets: ``self.model, self.loader = model, loader``."""
+    if (
+        isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements)
+        and all(isinstance(element, cst.Element) for element in (*target.elements, *value.elements))
+    ):
+        return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+    return [(target, value)]

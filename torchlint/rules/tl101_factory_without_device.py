@@ -37,6 +37,11 @@ _STAYS_ON_HOST = _PASS_THROUGH | frozenset(
     "repeat expand_as contiguous clone detach round abs scatter_ scatter_add_ index_fill_ index_add_ masked_fill_ "
     "masked_fill".split()
 )
+# Element-wise methods: on the host when their operands are (`(mem - ctx).clamp(-k, k)`, `mask.triu(1)`).
+_ELEMENT_WISE = frozenset(
+    "clamp clamp_ clamp_min clamp_max triu tril flip roll cumsum cumprod neg exp sqrt log sin cos floor ceil "
+    "sigmoid tanh mul add sub div pow mul_ add_ sub_ div_ requires_grad_".split()
+)
 
 
 # Torch functions whose result is where their first argument is (followed back to a factory).
@@ -108,6 +113,7 @@ class FactoryWithoutDevice(Rule):
         "wrapped in a `Variable(...)` (a no-op since PyTorch 0.4), the tensor "
         "filled in place, `.uniform_()`, cast with `.type(dtype)`, or passed through a torch "
         "function of host tensors, `torch.triu(...)`, `torch.bernoulli(...)`, `nn.init.zeros_(...)`, "
+        "or an element-wise method, `.triu(1)`, `.clamp(-k, k)`, `.mul(2)`, "
         "`torch.eye(n)[labels.cpu()]`, compared, `torch.rand(n) > p`, or joined with other host tensors, `torch.cat([...])`, "
         "also of a list a loop fills with factories' tensors, `pieces.append(torch.full(...))`, or handed to a "
         "function of the file that names no device, `self.bucket(positions)`) is then moved "
@@ -161,7 +167,8 @@ class FactoryWithoutDevice(Rule):
         "passes `requires_grad=True`, which makes the folded result a leaf whose `.grad` fills. "
         "There is **no fix** when a dtype would change the values or fail (`torch.arange(0, 1, "
         "0.25).to(device, torch.long)` gives other values, `torch.randn(...)` cannot be made in "
-        "`long`), for `.to(t)` of another tensor (it also takes `t`'s dtype), for `.type_as(t)` of "
+        "`long`), when the factory draws from a `generator=` (a CPU generator cannot fill a CUDA "
+        "tensor; the generator must move too), for `.to(t)` of another tensor (it also takes `t`'s dtype), for `.type_as(t)` of "
         "an expression (folding would evaluate it twice), when a comment sits in the dropped part, "
         "and when the move happens later (`idx = torch.randperm(n)` ... `idx.to(device)`: the host "
         "tensor may be used in between). `non_blocking` is dropped with the move: no copy is left. "
@@ -363,6 +370,17 @@ class FactoryWithoutDevice(Rule):
             import torch
             from torch import nn
 
+            class RelativePosition(nn.Module):
+                def forward(self, q):
+                    n = q.size(-2)
+                    causal = torch.ones(n, n).triu(1).bool()  # expect: TL101
+                    rel = (torch.arange(n)[None, :] - torch.arange(n)[:, None]).clamp(-self.k, self.k)  # expect: TL101
+                    return self.emb(rel.to(q.device) + self.k), causal.to(q.device)
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
             def square_subsequent_mask(size):
                 return torch.triu(torch.full((size, size), float("-inf")), diagonal=1)  # expect: TL101
 
@@ -539,6 +557,12 @@ class FactoryWithoutDevice(Rule):
             import torch
             def noise(x):
                 return x.new_tensor(torch.rand(3))  # expect: TL101
+        """),
+        Invalid("""
+            import torch
+            def shuffled(n, device, seed):
+                g = torch.Generator().manual_seed(seed)
+                return torch.randperm(n, generator=g).to(device)  # expect: TL101
         """),
         Invalid("""
             import torch
@@ -767,6 +791,10 @@ class FactoryWithoutDevice(Rule):
                 node = node.expression
             elif method_call(node, *_STAYS_ON_HOST) is not None or self._cast(node):
                 node = node.func.value
+            elif method_call(node, *_ELEMENT_WISE) is not None and self.ctx.qualname(node.func) is None:
+                if any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args):
+                    return None  # combined with a device tensor (TL102's case)
+                node = node.func.value
             elif (wrapped := variable_of(self.ctx, node)) is not None:
                 node = wrapped
             elif isinstance(node, cst.Call) and self._host_function(node):
@@ -880,6 +908,8 @@ class FactoryWithoutDevice(Rule):
         if code_for(move_call).count("#") != code_for(moved).count("#"):
             return (), None  # a comment lives in the part the fix would drop
         name = factory_name(self.ctx.qualname(factory.func))
+        if keyword(factory, "generator") is not None:
+            return (), None  # a generator draws on its own device: a CPU one cannot fill a CUDA tensor
         if move.dtype is not None and name not in _DTYPE_EXACT:
             return (), None  # generating in another dtype gives other values, or fails (randn in long)
         random = name in RANDOM_FACTORIES or method_call(moved, *_RANDOM_INITIALISERS) is not None

@@ -12,7 +12,7 @@ from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope, in_model_code
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name, is_name, keyword, method_call, positional
+from torchlint.syntax import COMPREHENSIONS, assigned_name, is_name, keyword, method_call, positional
 from torchlint.walker import descendants
 
 
@@ -60,7 +60,8 @@ class HostSyncInHotPath(Rule):
         "`x.all()`, or `x.sum() == 0`, on a value whose kind the file cannot tell (there they are a "
         "tensor's). In step code (`training_step` and its "
         "family, training-loop bodies) only those that run once per element are reported: inside "
-        "a loop or comprehension nested in the step. A single `loss.item()` per step for logging, a "
+        "a loop or comprehension nested in the step (not in what such a loop walks, read once before it "
+        "runs: `for p, t in zip(logits.argmax(1).tolist(), y.tolist()):`). A single `loss.item()` per step for logging, a "
         "running total or a progress bar is accepted: it costs one sync per step, the price of "
         "looking at the loss, and flagging it would bury the per-element syncs that cost thousands."
     )
@@ -113,6 +114,18 @@ class HostSyncInHotPath(Rule):
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import torch.nn.functional as F
+
+            def train(model, loader, optimizer):
+                for x, y in loader:
+                    logits = model(x.cuda())
+                    F.cross_entropy(logits, y.cuda()).backward()
+                    optimizer.step()
+                    hits = 0
+                    for p, t in zip(logits.argmax(1).tolist(), y.tolist()):  # one copy per step, then host values
+                        hits += int(p == t)
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -897,8 +910,30 @@ class HostSyncInHotPath(Rule):
         ):
             return
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
-        keep = in_model_code if model_code_only else _per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed)
+        if model_code_only:
+            keep = in_model_code
+        elif self._walked_iterable(node):  # `for p in logits.tolist():` reads once, before the loop
+            per_run = _per_call_or_per_element(False, tensor_passed)
+            keep = lambda scope: per_run(scope.parent if scope.kind == "loop" and scope.parent else scope)  # noqa: E731
+        else:
+            keep = _per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed)
         self.report(node, message, hot_when=keep)
+
+    def _walked_iterable(self, node: cst.CSTNode) -> bool:
+        """Is ``node`` in what the innermost loop walks (``for p, t in zip(pred.tolist(), ...)``,
+        the first ``for`` of a comprehension), evaluated once before the loop runs?"""
+        ancestors = self.ctx.ancestors
+        child = node
+        for index in range(len(ancestors) - 1, -1, -1):
+            parent = ancestors[index]
+            if isinstance(parent, cst.For):
+                return child is parent.iter
+            if isinstance(parent, cst.CompFor):
+                return child is parent.iter and index > 0 and not isinstance(ancestors[index - 1], cst.CompFor)
+            if isinstance(parent, (cst.While, cst.FunctionDef, cst.Lambda, *COMPREHENSIONS)):
+                return False
+            child = parent
+        return False
 
     def _for_export(self, read: cst.CSTNode) -> bool:
         """A read written for ``torch.export``: the predicate of ``torch.cond``, or a value the

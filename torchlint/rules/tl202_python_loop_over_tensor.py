@@ -29,7 +29,7 @@ class PythonLoopOverTensor(Rule):
     what = (
         "Finds `for` loops and comprehensions in `forward`, losses and their helpers that walk a "
         "tensor element by element: iterating the tensor itself (`for row in x`, "
-        "`enumerate(x)`, `zip(x, y)`, `x.unbind(0)`), or a `range` over one of its dimensions "
+        "`enumerate(x)`, `zip(x, y)`, `enumerate(zip(x, y))`, `x.unbind(0)`), or a `range` over one of its dimensions "
         "(`range(x.shape[0])`, `range(x.size(1))`, `range(len(x))`, or `B` from `B, T, C = x.shape`) "
         "whose body indexes a tensor with the loop variable (`x[i]`, `out[:, i]`) or compares one "
         "with it (`batch_idx == i`: a mask per element), or the result of a "
@@ -82,7 +82,8 @@ class PythonLoopOverTensor(Rule):
         "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`, also held in a name or sliced, `pieces[:k]`: a few "
         "large pieces), over a dimension whose body does not index per element (`for h in "
         "range(x.shape[1]): outs.append(self.heads[h](x))`), over layers (the body picks a "
-        "submodule by the loop variable, `self.cls_branches[i]`), for recurrences where each step "
+        "submodule by the loop variable, `self.cls_branches[i]`; a row of a parameter or buffer, "
+        "`self.centers[labels[i]]`, is no submodule), for recurrences where each step "
         "needs the previous one (an RNN cell fed its own state, `h = self.cell(x[:, t], h)`, also "
         "with states kept in lists, `h[0], c[0] = cell(x[:, t], (h[0], c[0]))`; a state computed "
         "from its own old value, `h = f[t] * h + x[t]`, also through other names, `h_t = x[t] + "
@@ -507,6 +508,33 @@ class PythonLoopOverTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+            from torch import nn
+
+            class CenterLoss(nn.Module):
+                def __init__(self, num_classes, dim):
+                    super().__init__()
+                    self.centers = nn.Parameter(torch.randn(num_classes, dim))
+
+                def forward(self, x, labels):
+                    loss = 0
+                    for i in range(x.size(0)):  # expect: TL202
+                        loss = loss + (x[i] - self.centers[labels[i]]).pow(2).sum()  # a row of a parameter, not a layer
+                    return loss / x.size(0)
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class SpanLoss(nn.Module):
+                def forward(self, logits, starts, ends):
+                    starts, ends = starts.long(), ends.long()
+                    total = 0
+                    for i, (s, e) in enumerate(zip(starts, ends)):  # expect: TL202
+                        total = total + logits[i, s] - logits[i, e]
+                    return total
+        """),
+        Invalid("""
+            import torch
             import torch.nn.functional as F
 
             def train(model, loader, optimizer):
@@ -877,7 +905,7 @@ class PythonLoopOverTensor(Rule):
             return None
         nodes = [node for part in body for node in descendants(part)]
         if (
-            _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes) or _per_layer(nodes, variable)
+            _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes) or _per_layer(self.ctx, nodes, variable)
             or _walks_records(nodes, {variable})
             or self._to_host(nodes, {variable})
             or (
@@ -1199,14 +1227,16 @@ def _submodules(ctx, node: cst.BaseExpression) -> bool:
     )
 
 
-def _per_layer(nodes: List[cst.CSTNode], variable: str) -> bool:
-    """Does the body pick a submodule by the loop variable (``self.cls_branches[i]``)? Then the
-    loop walks layers (one module each), not the elements of a tensor."""
+def _per_layer(ctx, nodes: List[cst.CSTNode], variable: str) -> bool:
+    """Does the body pick a submodule by the loop variable (``self.cls_branches[i]``, not a row
+    of a parameter or buffer: ``self.centers[labels[i]]``)? Then the loop walks layers (one
+    module each), not the elements of a tensor."""
     return any(
         isinstance(node, cst.Subscript)
         and isinstance(node.value, cst.Attribute)
         and dotted_name(node.value.value) == "self"
         and any(variable in set(_names(element)) for element in node.slice)
+        and ctx.tensor_kind(node.value) not in (TENSOR, HOST)
         for node in nodes
     )
 
@@ -1264,12 +1294,14 @@ def _names(node: cst.CSTNode) -> Iterable[str]:
 
 def _iterated(ctx, iterable: cst.BaseExpression) -> List[cst.BaseExpression]:
     """What a ``for`` walks: the iterable, or the arguments of ``enumerate``/``zip``/``reversed``
-    and ``itertools.groupby`` (which walks its argument element by element)."""
+    and ``itertools.groupby`` (which walks its argument element by element), also nested
+    (``enumerate(zip(starts, ends))``)."""
     if isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) in (
         "builtins.enumerate", "builtins.zip", "builtins.reversed", "itertools.groupby",
     ):
         args = positional(iterable)
-        return [arg.value for arg in (args[:1] if ctx.qualname(iterable.func) != "builtins.zip" else args)]
+        walked = args[:1] if ctx.qualname(iterable.func) != "builtins.zip" else args
+        return [inner for arg in walked for inner in _iterated(ctx, arg.value)]
     return [iterable]
 
 

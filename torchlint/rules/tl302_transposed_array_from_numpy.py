@@ -16,7 +16,9 @@ from torchlint.walker import descendants
 
 # Tensor methods after `from_numpy` that keep the strides (views and casts).
 _KEEPS_STRIDES = frozenset(
-    "float double half bfloat16 long int short bool byte to cuda unsqueeze squeeze view detach requires_grad_".split()
+    "float double half bfloat16 long int short bool byte to cuda unsqueeze squeeze view detach requires_grad_ "
+    "type type_as clone div mul add sub true_divide pow neg abs sqrt exp log clamp sigmoid tanh "
+    "div_ mul_ add_ sub_ clamp_".split()  # element-wise methods give their result the input's strides
 )
 # Joins whose result is a fresh contiguous tensor (DataLoader's default collate stacks too).
 _JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate"})
@@ -47,7 +49,9 @@ class TransposedArrayFromNumpy(Rule):
         "to (also handed on through other functions' parameters), with no `np.ascontiguousarray` "
         "or `.copy()` in between. `astype`, `np.array` and arithmetic (`img / 255.0`) make a new "
         "array in the same axis order, so they do not help. Not reported when the tensor is made "
-        "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`) "
+        "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`, "
+        "also after casts and element-wise methods, which keep the strides: `.float().div(255)."
+        "contiguous()`), given a layout on purpose (`.to(device, memory_format=torch.channels_last)`) "
         "or joined into a new tensor (`torch.stack([...])`). A reversed array (`img[:, :, ::-1]`) "
         "is TL301's: `from_numpy` rejects it. Nor in the code a test module runs once (its module "
         "level, `test_*` functions and their set-up)."
@@ -135,6 +139,14 @@ class TransposedArrayFromNumpy(Rule):
                 t = torch.from_numpy(img.transpose(2, 0, 1))
                 t = t.contiguous()
                 return t
+        """),
+        Valid("""
+            import torch
+            def load(img, device):
+                t = torch.from_numpy(img.transpose(2, 0, 1)).float()
+                u = torch.from_numpy(img.transpose(2, 0, 1)).div(255).contiguous()  # element-wise: same strides
+                v = torch.from_numpy(img.transpose(2, 0, 1)).to(device, memory_format=torch.channels_last)  # chosen
+                return t.div(255).contiguous(), u, v
         """),
         Valid("""
             import torch
@@ -444,7 +456,7 @@ class TransposedArrayFromNumpy(Rule):
                     and method.func is ancestors[index] and ancestors[index].value is current):
                 break
             name = ancestors[index].attr.value
-            if name == "contiguous":
+            if name == "contiguous" or _chooses_layout(method):
                 return True
             if name not in _KEEPS_STRIDES:
                 return False
@@ -453,7 +465,9 @@ class TransposedArrayFromNumpy(Rule):
         if self._joined(current, index):
             return True
         stored = assigned_name(holder, current)
-        return stored is not None and self.ctx.uses_member(stored, frozenset({"contiguous"}))
+        return stored is not None and self.ctx.uses_member(stored, _KEEPS_STRIDES | {"contiguous"}) and any(
+            _contiguous_chain(node, stored) for node in descendants(self.ctx.scope.function.node)
+        )
 
     def _joined(self, value: cst.CSTNode, index: int) -> bool:
         """Is ``value`` (whose parent is ``ancestors[index]``) an element given to ``torch.stack``/``cat``?"""
@@ -463,3 +477,20 @@ class TransposedArrayFromNumpy(Rule):
             if isinstance(node, cst.Call):
                 return (self.ctx.qualname(node.func) or "") in _JOINS
         return False
+
+
+def _chooses_layout(call: cst.Call) -> bool:
+    """``t.to(device, memory_format=torch.channels_last)``: the layout chosen on purpose."""
+    return any(arg.keyword is not None and arg.keyword.value == "memory_format" for arg in call.args)
+
+
+def _contiguous_chain(node: cst.CSTNode, name: str) -> bool:
+    """Is ``node`` ``name.contiguous()``, or ``name.float().div(255).contiguous()`` through
+    methods that keep the strides (also one choosing the layout)?"""
+    method = method_call(node)
+    if method is None or not (method.attr.value == "contiguous" or _chooses_layout(node)):
+        return False
+    base = method.value
+    while method_call(base, *_KEEPS_STRIDES) is not None:
+        base = base.func.value
+    return isinstance(base, cst.Name) and base.value == name

@@ -32,7 +32,7 @@ class DataloaderWithoutWorkers(Rule):
         "package) counts unless its `__init__` fixes the workers (takes neither `num_workers` nor "
         "`**kwargs`). A dataset in memory (a list, `range`, `TensorDataset`, a class whose "
         "`__getitem__` only indexes what `__init__` stored, also one that a function or method of the "
-        "file builds and returns) or an `IterableDataset` is not reported: workers cannot help it."
+        "file builds and returns, and the parts `Subset` or `random_split` take of one) or an `IterableDataset` is not reported: workers cannot help it."
     )
     why = (
         "With no workers, every batch is read, decoded and augmented in the training process, "
@@ -145,6 +145,11 @@ class DataloaderWithoutWorkers(Rule):
             from torch.utils.data import DataLoader, TensorDataset
             ds = TensorDataset(x, y)
             DataLoader(ds, batch_size=8)
+        """),
+        Valid("""
+            from torch.utils.data import DataLoader, TensorDataset, random_split
+            train_set, val_set = random_split(TensorDataset(x, y), [0.9, 0.1])
+            DataLoader(train_set, batch_size=8, shuffle=True)
         """),
         Valid("""
             from mylib import DataLoader

@@ -41,7 +41,9 @@ class DataloaderWorkersNotPersistent(Rule):
         "through `accelerator.prepare(dl)`; not `itertools.cycle`, which replays one pass); given to "
         "Lightning's `trainer.fit(model, train_loader, val_loader)`, which iterates both every epoch; or "
         "iterated by a function of the same file that is called from a loop (a loader built at "
-        "module level, or in `main()` and passed along, and iterated by `train(epoch)`). The same "
+        "module level, or in `main()` and passed along, and iterated by `train(epoch)`; also one "
+        "given to a class of the file, `Trainer(model, loader)`, kept on `self` and iterated by a "
+        "method its `fit` calls every epoch). The same "
         "file is followed through module-level names, parameters at call sites, `self` attributes, "
         "functions returning a loader, dicts, lists and tuples of loaders (`loaders[phase]` of "
         "`{phase: DataLoader(...) for phase in phases}`, `loaders[\"train\"]` of a dict display), "
@@ -201,6 +203,43 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            class Trainer:
+                def __init__(self, model, loader):
+                    self.model, self.loader = model, loader
+
+                def train_epoch(self):
+                    for x, y in self.loader:
+                        self.model(x.cuda()).sum().backward()
+
+                def fit(self, epochs):
+                    for epoch in range(epochs):
+                        self.train_epoch()
+
+            def main(dataset, model):
+                loader = DataLoader(dataset, batch_size=64, num_workers=8)  # expect: TL502
+                Trainer(model, loader).fit(90)
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            class Trainer:
+                def __init__(self, model, loader):
+                    self.model, self.loader = model, loader
+
+                def train_epoch(self):
+                    for x, y in self.loader:
+                        self.model(x.cuda()).sum().backward()
+
+                def fit(self, epochs):
+                    for epoch in range(epochs):
+                        self.train_epoch()
+
+            def main(dataset, model):
+                loader = DataLoader(dataset, batch_size=64, num_workers=8, persistent_workers=True)
+                Trainer(model, loader).fit(90)
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
 
