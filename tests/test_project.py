@@ -526,3 +526,71 @@ def test_a_timing_context_manager_of_another_module_closes_its_interval_at_the_e
     paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/timers.py": TIMERS, "pkg/train.py": TIMED_STEP})
     assert found(paths) == [("train.py", 6, "TL601"), ("train.py", 8, "TL601"), ("train.py", 10, "TL601")]
     assert found([p for p in paths if p.endswith("train.py")]) == []  # alone it cannot know
+
+
+NOISE = """
+    import torch
+
+
+    def sample_noise(batch, nz):
+        return torch.randn(batch, nz, 1, 1)
+
+
+    def causal_mask(n):
+        return torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+
+
+    def ones_on(n, device):
+        return torch.ones(n, device=device)
+"""
+GAN_STEP = """
+    import torch
+
+    from pkg.noise import causal_mask, ones_on, sample_noise
+
+
+    def step(generator, batch, nz, device, src):
+        z = sample_noise(batch, nz).to(device)
+        mask = causal_mask(src.size(0)).type_as(src)
+        return generator(z), mask, ones_on(batch, device)
+"""
+
+
+def test_a_factory_returned_by_a_function_of_another_module_and_moved_by_its_caller(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/noise.py": NOISE, "pkg/gan.py": GAN_STEP})
+    assert found(paths) == [("noise.py", 6, "TL101"), ("noise.py", 10, "TL101")]
+    assert found([p for p in paths if p.endswith("noise.py")]) == []  # alone it cannot know
+
+
+STOPWATCH = """
+    import time
+
+
+    class Stopwatch:
+        def __init__(self):
+            self.start = time.perf_counter()
+
+        def reset(self):
+            self.start = time.perf_counter()
+
+        def seconds(self):
+            return time.perf_counter() - self.start
+"""
+TIMED_EVAL = """
+    from pkg.stopwatch import Stopwatch
+
+
+    def evaluate(model, images):
+        watch = Stopwatch()
+        outputs = model(images.cuda())
+        elapsed = watch.seconds()
+        watch.reset()
+        host = outputs.cpu()
+        return host, elapsed, watch.seconds()
+"""
+
+
+def test_a_stopwatch_class_of_another_module_stops_its_interval_at_its_stop_method(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/stopwatch.py": STOPWATCH, "pkg/evaluate.py": TIMED_EVAL})
+    assert found(paths) == [("evaluate.py", 8, "TL601")]
+    assert found([p for p in paths if p.endswith("evaluate.py")]) == []  # alone it cannot know

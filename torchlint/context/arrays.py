@@ -73,9 +73,13 @@ def _layout(ctx, node: Optional[cst.BaseExpression], resolve: Resolve, depth: in
     permuted = False
     fresh = False  # a fresh array was made after anything met further back: no negative strides
     assigned: Optional[cst.BaseExpression] = None  # the assignment being looked through
+    stored_at: Optional[int] = None  # the statement line of the last `results["img"] = ...` followed
     for _ in range(MAX_TRAIL):
         if isinstance(node, cst.Name):
             node = assigned = resolve(node.value, assigned)
+            continue
+        if isinstance(node, cst.Subscript) and depth == 0 and (item := _stored_item(ctx, node, stored_at)) is not None:
+            node, stored_at = item  # results["img"] of a dict: what was stored under that key
             continue
         if isinstance(node, cst.Attribute):
             if dotted_name(node.value) == "self":
@@ -121,6 +125,36 @@ def _layout(ctx, node: Optional[cst.BaseExpression], resolve: Resolve, depth: in
             permuted = permuted or returned == PERMUTED
             break
     return PERMUTED if permuted else None
+
+
+def _stored_item(ctx, node: cst.Subscript, before: Optional[int]) -> Optional[Tuple[cst.BaseExpression, int]]:
+    """``sample["image"]``: the value the current function last stored under that string key of
+    that name (``sample["image"] = np.transpose(sample["image"], (2, 0, 1))``) before the
+    statement line ``before`` (or the current one), and that line's position."""
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    key = literal_value(index.value) if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) else None
+    if not isinstance(key, str) or not isinstance(node.value, cst.Name):
+        return None
+    lines = list(simple_statements(ctx.scope.function.node or ctx.module))
+    if before is None:
+        current = next((line for line in reversed(ctx.ancestors) if isinstance(line, cst.SimpleStatementLine)), None)
+        before = next((at for at, line in enumerate(lines) if line is current), len(lines))
+    for at in range(before - 1, -1, -1):
+        for small in lines[at].body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and _same_item(small.targets[0].target, node, key):
+                return small.value, at
+    return None
+
+
+def _same_item(target: cst.BaseExpression, item: cst.Subscript, key: str) -> bool:
+    """Is ``target`` ``name["key"]`` for the name and key of ``item``?"""
+    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1):
+        return False
+    index = target.slice[0].slice
+    return (
+        target.value.value == item.value.value and isinstance(index, cst.Index)
+        and isinstance(index.value, cst.SimpleString) and literal_value(index.value) == key
+    )
 
 
 def _negative_step(node: cst.Subscript) -> bool:

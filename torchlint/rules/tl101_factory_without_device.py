@@ -46,12 +46,14 @@ _ELEMENT_WISE = frozenset(
 
 # Torch functions whose result is where their first argument is (followed back to a factory).
 _JOINING = frozenset({"torch.cat", "torch.concat", "torch.stack"})  # of host tensors only: a host tensor
-# What a host tensor was built by: a factory call, or the call of a function of the file that
-# returns it (followed into that function's `return`).
-_Built = Union[cst.Call, cst.FunctionDef]
+# What a host tensor was built by: a factory call, the call of a function of the file that
+# returns it (followed into that function's `return`), or the qualified name of a function of
+# another module of the project whose result it is (that module knows what it returns).
+_Built = Union[cst.Call, cst.FunctionDef, str]
+_RESULT_MOVED = "@result_moved"  # the key a module is told by that a caller moves its function's result
 _HOST_KEEPING = frozenset(
     f"torch.{name}" for name in
-    "round floor ceil sqrt exp log abs sigmoid sin cos triu tril diag flip roll clamp cumsum bernoulli "
+    "round floor ceil sqrt exp log abs sigmoid sin cos triu tril diag flip roll clamp cumsum cumprod bernoulli "
     "multinomial nn.functional.normalize".split()
 )
 
@@ -119,8 +121,9 @@ class FactoryWithoutDevice(Rule):
         "function of the file that names no device, `self.bucket(positions)`) is then moved "
         "with `.to(device)`, `.cuda()`, `.type_as(t)`, `.type(torch.cuda.FloatTensor)` "
         "or `x.new_tensor(...)`, in the same expression or later in the same function, or by the "
-        "caller of a function of the file that builds it and returns it "
-        "(`_make_causal_mask(shape, dtype).to(x.device)`), or, kept in a plain `self` attribute "
+        "caller of a function of the file, or of another module of the project, that builds it and "
+        "returns it (`_make_causal_mask(shape, dtype).to(x.device)`, `sample_noise(b, nz).to(device)` "
+        "of `from .utils import sample_noise`), or, kept in a plain `self` attribute "
         "(not a buffer), by a method that moves it every call (`self.table.to(x.device)` in "
         "`forward`; the attribute's value is followed through the names of the method that "
         "assigned it: `eye = torch.eye(n)` ... `self.table = eye.repeat(3, 1)`). Not in the "
@@ -701,13 +704,25 @@ class FactoryWithoutDevice(Rule):
 
     def leave_Module(self, node: cst.Module) -> None:
         """``mask = _make_causal_mask(n).to(x.device)``: the helper builds its result on the host
-        and returns it (also through helpers it returns the result of), the caller moves it."""
-        for function in self._results_moved:
-            built: Optional[_Built] = function
-            for _ in range(MAX_TRAIL):
-                built = self._returned.get(built) if isinstance(built, cst.FunctionDef) else built
-            if isinstance(built, cst.Call):
+        and returns it (also through helpers it returns the result of), the caller moves it, in
+        this file or in another module of the project (``from .utils import make_mask``)."""
+        module_functions = {statement for statement in node.body if isinstance(statement, cst.FunctionDef)}
+        for function in self._returned:
+            built = self._origin(function)
+            if isinstance(built, str) and function in self._results_moved:
+                self.ctx.offer(f"{built}{_RESULT_MOVED}", "yes")
+            elif isinstance(built, cst.Call) and (function in self._results_moved or (
+                function in module_functions and self.ctx.module_name
+                and self.ctx.need(f"{self.ctx.module_name}.{function.name.value}{_RESULT_MOVED}") == "yes"
+            )):
                 self.report(built)
+
+    def _origin(self, function: cst.FunctionDef) -> Optional[_Built]:
+        """What built the host tensor ``function`` returns, through the helpers it returns the result of."""
+        built: Optional[_Built] = function
+        for _ in range(MAX_TRAIL):
+            built = self._returned.get(built) if isinstance(built, cst.FunctionDef) else built
+        return None if isinstance(built, cst.FunctionDef) else built
 
     def visit_Call(self, node: cst.Call) -> None:
         if host_factory(self.ctx, node) is not None and self.ctx.scope.function.node is not None:
@@ -755,6 +770,8 @@ class FactoryWithoutDevice(Rule):
         built = self._host_built(moved)
         if isinstance(built, cst.FunctionDef):
             self._results_moved.add(built)  # reported once the file is walked (``leave_Module``)
+        elif isinstance(built, str):
+            self.ctx.offer(f"{built}{_RESULT_MOVED}", "yes")  # reported by that module, at its factory
         elif built is not None:
             self.report(built)
 
@@ -801,6 +818,8 @@ class FactoryWithoutDevice(Rule):
                 node = positional(node)[0].value
             elif isinstance(node, cst.Call) and (function := self._result_of(node)) is not None:
                 return function  # what it returns is followed there (``visit_Return``)
+            elif isinstance(node, cst.Call) and (imported := self._imported_result(node)) is not None:
+                return imported  # what a function of another module returns: that module is told
             elif isinstance(node, cst.Call) and self._keeps_on_host(node):
                 node = positional(node)[0].value  # self._relative_position_bucket(relative_position, ...)
             elif isinstance(node, cst.Call) and self._joins_host_tensors(node):
@@ -844,6 +863,16 @@ class FactoryWithoutDevice(Rule):
         if function is None or any(self.ctx.tensor_kind(arg.value) in (TENSOR, HOST) for arg in node.args):
             return None
         return function
+
+    def _imported_result(self, node: cst.Call) -> Optional[str]:
+        """The qualified name of the project function of another module ``node`` calls, given no
+        tensor (``sample_noise(batch, nz)``): whether it returns a host factory is for that
+        module to say."""
+        if self.ctx.function_here(node.func) is not None or any(
+            self.ctx.tensor_kind(arg.value) in (TENSOR, HOST) for arg in node.args
+        ):
+            return None
+        return self.ctx.project_callee(node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
 
     def _keeps_on_host(self, node: cst.Call) -> bool:
         """A function of this file given no device tensor, whose body names no device

@@ -16,6 +16,7 @@ from torchlint.walker import descendants, iter_children, simple_statements
 
 
 _CHUNKS = frozenset({"split", "chunk", "tensor_split", "split_with_sizes"})
+_NMS = frozenset(f"torchvision.ops.{module}{name}" for module in ("", "boxes.") for name in ("nms", "batched_nms"))
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp)
 
 
@@ -95,7 +96,8 @@ class PythonLoopOverTensor(Rule):
         "loops that read a host record by key each step (`metas[i][\"img_shape\"]`), for "
         "loops that only store each element in a per-item container, computing nothing on it "
         "(`sample.set_pred_score(score)`, `SegDataSample(gt=PixelData(data=label))`), for per-item selections of data-dependent size collected in a list the "
-        "function never joins into a tensor (`kept.append(boxes[i][scores[i] > t])`: ragged results "
+        "function never joins into a tensor (`kept.append(boxes[i][scores[i] > t])`, also by a mask or "
+        "index list held in a name, `keep = nms(boxes[i], scores[i], iou)`: ragged results "
         "have no dense form), in training-loop code, or in `while` loops (their trip count is not visible). Nor a "
         "loop over a dimension other than the batch that runs one of the model's submodules (or a "
         "callable the function is given, `loss_func`) on each "
@@ -104,6 +106,18 @@ class PythonLoopOverTensor(Rule):
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+
+            class PostProcess(nn.Module):
+                def forward(self, boxes, scores):
+                    kept = []
+                    for i in range(boxes.shape[0]):
+                        keep = scores[i] > self.threshold  # a data-dependent number of boxes per image
+                        kept.append(boxes[i][keep])
+                    return kept
+        """),
         Valid("""
             import torch
 
@@ -963,13 +977,23 @@ class PythonLoopOverTensor(Rule):
         ``nonzero``, ``unique``) and collect them in a list it never joins into a tensor
         (``torch.cat``/``torch.stack``)? Such per-item results (boxes per image) have different
         sizes and no dense form."""
-        if not any(_selects(node) for node in nodes):
+        masks = {  # `m = scores[i] > t`, `keep = nms(boxes[i], scores[i], iou)`: data-sized selections
+            name for node in nodes if isinstance(node, cst.Assign) and self._data_sized(node.value)
+            for name in _assigned_names(node)
+        }
+        if not any(_selects(node, masks) for node in nodes):
             return False
         appended = {
             node.func.value.value for node in nodes
             if method_call(node, "append") is not None and isinstance(node.func.value, cst.Name)
         }
         return bool(appended - self.ctx.joined_lists())
+
+    def _data_sized(self, value: cst.BaseExpression) -> bool:
+        """A mask or index list whose size depends on the data: a comparison, ``nonzero``, NMS."""
+        return isinstance(value, cst.Comparison) or _selects(value, set()) or (
+            isinstance(value, cst.Call) and (self.ctx.qualname(value.func) or "") in _NMS
+        )
 
     def _to_host(self, nodes: List[cst.CSTNode], targets: Set[str]) -> bool:
         """Is each element handed to a library that takes host arrays (``librosa.stft(x[i].numpy())``)?
@@ -1278,13 +1302,15 @@ def _walked_dimension(node: cst.BaseExpression) -> Optional[int]:
     return dims[1] if dims[0] == 0 else dims[0] if dims[1] == 0 else 0
 
 
-def _selects(node: cst.CSTNode) -> bool:
-    """An operation whose result size depends on the data: a boolean mask index (``x[m > 0]``),
-    ``nonzero``, ``unique``, ``masked_select``."""
+def _selects(node: cst.CSTNode, masks: Set[str]) -> bool:
+    """An operation whose result size depends on the data: a boolean mask index (``x[m > 0]``,
+    or by one of ``masks``, names holding such a mask or index list), ``nonzero``, ``unique``,
+    ``masked_select``."""
     if method_call(node, "nonzero", "unique", "masked_select", "argwhere") is not None:
         return True
     return isinstance(node, cst.Subscript) and any(
-        isinstance(inner, cst.Comparison) for element in node.slice for inner in descendants(element)
+        isinstance(inner, cst.Comparison) or isinstance(inner, cst.Name) and inner.value in masks
+        for element in node.slice for inner in descendants(element)
     )
 
 

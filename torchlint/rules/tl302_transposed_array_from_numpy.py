@@ -43,7 +43,8 @@ class TransposedArrayFromNumpy(Rule):
     what = (
         "Finds `torch.from_numpy(a)` where `a` is a numpy array permuted by `.transpose(...)`, "
         "`np.transpose`, `.swapaxes`, `np.moveaxis` or `.T` (an HWC image turned CHW is the usual "
-        "case), followed through reassignments in the same function, `self` attributes and the "
+        "case), followed through reassignments in the same function (also of a dict's string key: "
+        "`sample[\"image\"] = np.transpose(sample[\"image\"], (2, 0, 1))`), `self` attributes and the "
         "return values of the file's own functions (`to_chw(img)`), and into the parameter of a "
         "function of the file, or of another module of the project, that a call passes the array "
         "to (also handed on through other functions' parameters), with no `np.ascontiguousarray` "
@@ -198,6 +199,25 @@ class TransposedArrayFromNumpy(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import numpy as np
+            import torch
+
+            class ToTensor:
+                def __call__(self, sample):
+                    sample["image"] = np.transpose(sample["image"], (2, 0, 1))
+                    sample["image"] = torch.from_numpy(sample["image"])  # expect: TL302
+                    return sample
+        """, fixed="""
+            import numpy as np
+            import torch
+
+            class ToTensor:
+                def __call__(self, sample):
+                    sample["image"] = np.transpose(sample["image"], (2, 0, 1))
+                    sample["image"] = torch.from_numpy(np.ascontiguousarray(sample["image"]))
+                    return sample
+        """),
         Invalid("""
             import torch
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -25,13 +25,21 @@ _TIMERS = frozenset(
 
 _TIMER = "@timer"  # the key a module's timing context manager (function or class) is offered by
 _TIMER_METHOD = "@timer_method."  # the key, with the method's name, a timing context-manager method is offered by
+_STOPWATCH = "@stopwatch"  # the key a stopwatch class is offered by: "its start methods|its stop methods"
+# Method names a stopwatch class of another module may start or stop with (the file's own are known).
+_STOPWATCH_METHODS = frozenset(
+    "tic toc tick tock start stop reset restart begin end resume seconds elapsed lap split since_start "
+    "since_last_check".split()
+)
 
 
 # Calls that wait for the device (or may: a helper named so), after which a timestamp is honest.
 _WAITING_METHODS = HOST_READ_METHODS | frozenset(
     "synchronize elapsed_time wait block_until_ready barrier wait_stream".split()
 )
-_WAITING_BUILTINS = HOST_READ_BUILTINS | frozenset({"builtins.print"})
+# `print`, and torch calls that hand back host values: a saved tensor is copied to the host, a
+# comparison of whole tensors returns a Python bool.
+_WAITING_BUILTINS = HOST_READ_BUILTINS | frozenset({"builtins.print", "torch.save", "torch.allclose", "torch.equal"})
 # Helpers whose name says they bring a tensor to the host: `to_numpy(loss)`, `tensor2np(x)`, `to_cpu(t)`.
 _TO_HOST_NAME = re.compile(r"(^|_|2)(numpy|np|cpu)$", re.IGNORECASE)
 
@@ -54,9 +62,9 @@ class TimingWithoutSync(Rule):
         "timer stopped without `torch.cuda.synchronize()`: CUDA kernels run asynchronously, so this "
         "measures how long launching took, not the GPU work"
     )
-    # What `uses_cuda` looks for (CUDA, or a move to a device variable), and timing context
-    # managers the file may offer to the others.
-    triggers = ("cuda", "device", "gpu", "contextmanager", "__enter__")
+    # What `uses_cuda` looks for (CUDA, or a move to a device variable), and the clocks of the
+    # timers (context managers, stopwatch classes) a file may offer to the others.
+    triggers = ("cuda", "device", "gpu", "time()", "time_ns", "perf_counter", "monotonic", "default_timer")
     what = (
         "Finds a closing timestamp (`time.perf_counter() - start`, `end = time.time()`, also "
         "`time.monotonic` and `timeit.default_timer`, under any alias) taken after GPU work since "
@@ -80,7 +88,10 @@ class TimingWithoutSync(Rule):
         "whose `__enter__` and `__exit__` read it (`with Timer():`), or of such a method "
         "(`with reporter.measure_time(\"backward\"):`), defined in the file or in another module of the "
         "project, ends by reading the clock; it is reported at the `with` when the block queues GPU "
-        "work and nothing in it waits afterwards."
+        "work and nothing in it waits afterwards. So are stopwatch classes (`tic()` stores "
+        "`self.start = time.time()`, `toc()` returns `time.time() - self.start`; also one whose "
+        "`__init__` starts it): `timer.toc()` after unwaited work since `timer.tic()` is reported, "
+        "for a timer held in a name, a `self` attribute or a dict of timers (`_t[\"im_detect\"].toc()`)."
     )
     why = (
         "CUDA calls return as soon as the kernel is queued; the GPU runs it later. A timer around"
@@ -306,6 +317,28 @@ class TimingWithoutSync(Rule):
                 return loss, backward.seconds
         """),
         Invalid("""
+            import time
+
+            class Timer:
+                def tic(self):
+                    self.start_time = time.time()
+
+                def toc(self):
+                    self.diff = time.time() - self.start_time
+                    return self.diff
+
+            def detect(net, images):
+                timers = {"detect": Timer(), "misc": Timer()}
+                for image in images:
+                    x = image.unsqueeze(0).cuda()
+                    timers["detect"].tic()
+                    detections = net(x)
+                    detect_time = timers["detect"].toc()  # expect: TL601
+                    timers["misc"].tic()
+                    boxes = detections[0].cpu().numpy()
+                    misc_time = timers["misc"].toc()  # the copy to numpy waited
+        """),
+        Invalid("""
             import time, torch
             model.cuda()
             def main(x):
@@ -371,9 +404,12 @@ class TimingWithoutSync(Rule):
         self._suspects: List[Tuple[cst.Call, Scope, Tuple[str, ...]]] = []  # reads waiting on this file's helpers
         self._helper_waits: Dict[int, bool] = {}  # id(function scope) -> does calling it wait for the device
         self._timed_blocks: Dict[object, Dict[cst.With, _Region]] = {}  # function scope -> open `with timer():` blocks
+        self._classes: Optional[Dict[str, cst.ClassDef]] = None  # the module's classes by name
+        self._own_stopwatches: Optional[FrozenSet[str]] = None  # the methods of its stopwatch classes
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) not in _TIMERS:
+            self._stopwatch_call(node)
             return
         regions = self._regions.setdefault(self.ctx.scope.function, {})
         parent = self.ctx.parent
@@ -399,6 +435,66 @@ class TimingWithoutSync(Rule):
         if stored is not None:
             regions.pop(stored, None)
             regions[stored] = _Region(scope=self.ctx.scope)
+
+    def _stopwatch_call(self, node: cst.Call) -> None:
+        """``timer.tic()`` ... ``timer.toc()`` of a stopwatch class of the project (one method
+        stores the clock on ``self``, another subtracts it): the start and the end of an interval,
+        named by the receiver (``t``, ``_t["im_detect"]``, ``self.timer``). A class whose
+        ``__init__`` stores the clock starts it when built (``t = Timer()``)."""
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _STOPWATCH_METHODS | self._own_stopwatch_methods():
+            receiver, method = func.value, func.attr.value
+        elif isinstance(func, cst.Name) and (held := assigned_name(self.ctx.parent, node)) is not None:
+            receiver, method = cst.Name(held), "__init__"
+            if self._stopwatch_class(func) is None:
+                return
+        else:
+            return
+        methods = self._stopwatch(receiver) if method != "__init__" else self._stopwatch_class(func)
+        if methods is None:
+            return
+        regions = self._regions.setdefault(self.ctx.scope.function, {})
+        key = self.ctx.module.code_for_node(receiver)
+        if method in methods[0]:
+            regions.pop(key, None)
+            regions[key] = _Region(scope=self.ctx.scope, measured=True)  # closed only by its own stop
+        elif method in methods[1] and (region := regions.get(key)) is not None:
+            if region.unwaited and self.ctx.uses_cuda and not self._running_clock(region) and not self._after_loop(region):
+                self._suspect(node, region)
+            region.unwaited = False
+
+    def _stopwatch(self, receiver: cst.BaseExpression) -> Optional[Tuple[FrozenSet[str], FrozenSet[str]]]:
+        """The start and stop methods of the stopwatch class every value ``receiver`` may hold
+        was built by (``t = Timer()``, ``self.timer = Timer()``, ``_t = {"fwd": Timer(), ...}``)."""
+        if isinstance(receiver, cst.Name):
+            values = [self.ctx.value_of(receiver.value)]
+        elif isinstance(receiver, cst.Attribute) and dotted_name(receiver.value) == "self":
+            values = [self.ctx.attribute_value(receiver.attr.value)]
+        elif isinstance(receiver, cst.Subscript) and isinstance(receiver.value, cst.Name):
+            held = self.ctx.value_of(receiver.value.value)
+            values = [element.value for element in held.elements] if isinstance(held, cst.Dict) else []
+        else:
+            return None
+        classes = {self._stopwatch_class(value.func) if isinstance(value, cst.Call) else None for value in values}
+        return classes.pop() if len(classes) == 1 else None
+
+    def _stopwatch_class(self, func: cst.BaseExpression) -> Optional[Tuple[FrozenSet[str], FrozenSet[str]]]:
+        """The start and stop methods of the stopwatch class ``func`` names: one of the file, or
+        of another module of the project (offered by key)."""
+        if isinstance(func, cst.Name) and func.value in self._own_classes():
+            return _stopwatch_methods(self._own_classes()[func.value], self.ctx.qualname)
+        key = self.ctx.project_callee(func)
+        offered = self.ctx.need(f"{key}{_STOPWATCH}") if key is not None else None
+        if offered is None:
+            return None
+        starts, _, stops = offered.partition("|")
+        return frozenset(starts.split(",")), frozenset(stops.split(","))
+
+    def _own_stopwatch_methods(self) -> FrozenSet[str]:
+        if self._own_stopwatches is None:
+            found = (_stopwatch_methods(cls, self.ctx.qualname) for cls in self._own_classes().values())
+            self._own_stopwatches = frozenset(name for methods in found if methods for name in methods[0] | methods[1])
+        return self._own_stopwatches
 
     def _opens(self, stored: str) -> bool:
         """Is ``stored = time.time()`` a start, only ever subtracted (``time.time() - stored``)?"""
@@ -436,6 +532,9 @@ class TimingWithoutSync(Rule):
             elif isinstance(statement, cst.ClassDef):
                 if _timing_class(statement, qualname):
                     self.ctx.offer(key, "yes")
+                stopwatch = _stopwatch_methods(statement, qualname)
+                if stopwatch is not None:
+                    self.ctx.offer(f"{key[:-len(_TIMER)]}{_STOPWATCH}", f"{','.join(sorted(stopwatch[0]))}|{','.join(sorted(stopwatch[1]))}")
                 for method in statement.body.body:
                     if isinstance(method, cst.FunctionDef) and _timing_generator(method, qualname):
                         self.ctx.offer(f"{_TIMER_METHOD}{method.name.value}", "yes")
@@ -524,7 +623,11 @@ class TimingWithoutSync(Rule):
         return isinstance(func, cst.Attribute) and self.ctx.need(f"{_TIMER_METHOD}{func.attr.value}") == "yes"
 
     def _own_classes(self) -> Dict[str, cst.ClassDef]:
-        return {statement.name.value: statement for statement in self.ctx.module.body if isinstance(statement, cst.ClassDef)}
+        if self._classes is None:
+            self._classes = {
+                statement.name.value: statement for statement in self.ctx.module.body if isinstance(statement, cst.ClassDef)
+            }
+        return self._classes
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._branch_opened(node)
@@ -632,3 +735,29 @@ def _timing_class(cls: cst.ClassDef, qualname) -> bool:
     """A class whose ``__enter__`` and ``__exit__`` read the clock (``with Timer() as t:``)."""
     methods = [method_def(cls, name) for name in ("__enter__", "__exit__")]
     return all(method is not None and _clock_read(method, qualname) for method in methods)
+
+
+def _stopwatch_methods(cls: cst.ClassDef, qualname) -> Optional[Tuple[FrozenSet[str], FrozenSet[str]]]:
+    """A stopwatch class (``tic`` stores ``self.start = time.time()``, ``toc`` reads
+    ``time.time() - self.start``): its start methods and its stop methods, or None."""
+    starts: Dict[str, Set[str]] = {}  # attribute -> methods storing the clock in it
+    stops: Dict[str, Set[str]] = {}  # attribute -> methods subtracting it from the clock
+    for method in cls.body.body:
+        if not isinstance(method, cst.FunctionDef) or method.name.value in ("__enter__", "__exit__"):
+            continue
+        for node in descendants(method):
+            if isinstance(node, cst.Assign) and _clock_call(node.value, qualname):
+                for target in node.targets:
+                    if isinstance(target.target, cst.Attribute) and dotted_name(target.target.value) == "self":
+                        starts.setdefault(target.target.attr.value, set()).add(method.name.value)
+            elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract) and _clock_call(node.left, qualname):
+                right = node.right
+                if isinstance(right, cst.Attribute) and dotted_name(right.value) == "self":
+                    stops.setdefault(right.attr.value, set()).add(method.name.value)
+    started = {name for attribute in starts.keys() & stops.keys() for name in starts[attribute]}
+    stopped = {name for attribute in starts.keys() & stops.keys() for name in stops[attribute]} - started
+    return (frozenset(started), frozenset(stopped)) if started and stopped else None
+
+
+def _clock_call(node: cst.BaseExpression, qualname) -> bool:
+    return isinstance(node, cst.Call) and qualname(node.func) in _TIMERS
