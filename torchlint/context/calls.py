@@ -71,11 +71,13 @@ class CallSites:
         key = f"{owner.name}.{function.name}" if owner is not None and owner.kind == "class" else function.name
         return self._sites.get(key, [])
 
-    def passed(self, function, name: str) -> List[Argument]:
-        """What each call of ``function`` passes for its parameter ``name``."""
+    def passed(self, function, name: str, where: Optional[Callable[[CallSite], bool]] = None) -> List[Argument]:
+        """What each call of ``function`` (each one ``where`` holds for) passes for its parameter ``name``."""
         position = parameter_position(function, name)
         found = []
         for site in self.of(function):
+            if where is not None and not where(site):
+                continue
             if name in site.keywords:
                 found.append(site.keywords[name])
             elif position is not None and position < len(site.positional):

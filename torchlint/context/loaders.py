@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.context.calls import CallSites, is_parameter
-from torchlint.context.scopes import method_def
+from torchlint.context.scopes import in_loop, method_def
 from torchlint.syntax import assigned_name, dotted_name, is_name, literal_value, positional
 from torchlint.walker import descendants, returned_values, simple_statements
 
@@ -395,6 +395,13 @@ class LoaderSources:
     def callers(self, function) -> List[object]:
         """The scopes that call ``function`` (a function scope of this file)."""
         return [site.caller for site in self._calls.of(function)]
+
+    def passed_in_loops(self, function, name: str) -> List[cst.Call]:
+        """The DataLoader calls that calls of ``function`` made inside a loop pass for its
+        parameter ``name`` (``evaluate(model, val_loader)`` every epoch, not the
+        ``evaluate(model, test_loader)`` once after training)."""
+        arguments = self._calls.passed(function, name, lambda site: in_loop(site.caller))
+        return [loader for argument in arguments for loader in self.resolve(argument.ref)]
 
     def resolve(self, ref: Optional[Ref]) -> List[cst.Call]:
         """The DataLoader calls ``ref`` can hold (the whole file has been walked)."""

@@ -95,14 +95,24 @@ class Scope:
         return source.hot_kind if source else None
 
     def repeats_within_hot(self) -> bool:
-        """Is this inside a loop nested in the hot scope, so it runs many times per step?"""
+        """Is this inside a loop nested in the hot scope, so it runs many times per step? (A loop
+        over a dict's entries, ``for name, value in losses.items():``, runs once per key: a few
+        named values, not the elements of the data.)"""
         source = self.hot_source()
         scope: Optional[Scope] = self
         while scope is not None and scope is not source:
-            if scope.kind == "loop":
+            if scope.kind == "loop" and not (isinstance(scope.node, cst.For) and walks_entries(scope.node.iter)):
                 return True
             scope = scope.parent
         return False
+
+
+def walks_entries(iterable: cst.BaseExpression) -> bool:
+    """``d.items()``, ``d.values()``, ``d.keys()``: the entries of a dict."""
+    return (
+        isinstance(iterable, cst.Call) and not iterable.args and isinstance(iterable.func, cst.Attribute)
+        and iterable.func.attr.value in ("items", "values", "keys")
+    )
 
 
 def in_loop(scope: Optional[Scope]) -> bool:

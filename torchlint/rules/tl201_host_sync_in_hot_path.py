@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.context import HOST, TENSOR
 from torchlint.context.facts import guards_right, log_call, off_gpu_branch
 from torchlint.context.calls import is_parameter
-from torchlint.context.scopes import Scope, in_model_code
+from torchlint.context.scopes import Scope, in_model_code, walks_entries
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import COMPREHENSIONS, assigned_name, is_name, keyword, method_call, positional
@@ -61,7 +61,9 @@ class HostSyncInHotPath(Rule):
         "tensor's). In step code (`training_step` and its "
         "family, training-loop bodies) only those that run once per element are reported: inside "
         "a loop or comprehension nested in the step (not in what such a loop walks, read once before it "
-        "runs: `for p, t in zip(logits.argmax(1).tolist(), y.tolist()):`). A single `loss.item()` per step for logging, a "
+        "runs: `for p, t in zip(logits.argmax(1).tolist(), y.tolist()):`; nor in a loop or "
+        "comprehension over a dict's entries, `for name, value in losses.items():`, a few named "
+        "values). A single `loss.item()` per step for logging, a "
         "running total or a progress bar is accepted: it costs one sync per step, the price of "
         "looking at the loss, and flagging it would bury the per-element syncs that cost thousands."
     )
@@ -125,6 +127,18 @@ class HostSyncInHotPath(Rule):
                     hits = 0
                     for p, t in zip(logits.argmax(1).tolist(), y.tolist()):  # one copy per step, then host values
                         hits += int(p == t)
+        """),
+        Valid("""
+            import torch.nn.functional as F
+
+            def train(model, loader, optimizer, writer):
+                for step, (x, y) in enumerate(loader):
+                    out = model(x.cuda())
+                    losses = {"ce": F.cross_entropy(out["seg"], y.cuda()), "aux": 0.4 * F.cross_entropy(out["aux"], y.cuda())}
+                    sum(losses.values()).backward()
+                    optimizer.step()
+                    for name, value in losses.items():  # a few named terms, once per step
+                        writer.add_scalar(name, value.item(), step)
         """),
         Valid("""
             import torch
@@ -916,8 +930,20 @@ class HostSyncInHotPath(Rule):
             per_run = _per_call_or_per_element(False, tensor_passed)
             keep = lambda scope: per_run(scope.parent if scope.kind == "loop" and scope.parent else scope)  # noqa: E731
         else:
-            keep = _per_call_or_per_element(self.ctx.in_comprehension(), tensor_passed)
+            keep = _per_call_or_per_element(self._in_comprehension_over_elements(), tensor_passed)
         self.report(node, message, hot_when=keep)
+
+    def _in_comprehension_over_elements(self) -> bool:
+        """Inside a comprehension that walks more than a dict's entries (``{k: v.item() for k, v
+        in losses.items()}`` reads a few named values)?"""
+        for node in self.ctx.ancestors:
+            if isinstance(node, COMPREHENSIONS):
+                for_in = node.for_in
+                while for_in is not None:
+                    if not walks_entries(for_in.iter):
+                        return True
+                    for_in = for_in.inner_for_in
+        return False
 
     def _walked_iterable(self, node: cst.CSTNode) -> bool:
         """Is ``node`` in what the innermost loop walks (``for p, t in zip(pred.tolist(), ...)``,

@@ -94,6 +94,19 @@ class DataloaderWorkersNotPersistent(Rule):
     )
     valid = (
         Valid("""
+            from torch.utils.data import DataLoader
+
+            def evaluate(model, loader):
+                return sum(model(x).sum().item() for x in loader)
+
+            def main(model, train_set, val_set, test_set, epochs):
+                val_loader = DataLoader(val_set, num_workers=8, persistent_workers=True)
+                test_loader = DataLoader(test_set, num_workers=8)  # one pass, after training
+                for epoch in range(epochs):
+                    print(epoch, evaluate(model, val_loader))
+                print("test", evaluate(model, test_loader))
+        """),
+        Valid("""
             import torch
 
             def build_dataloader(dataset, opt):
@@ -578,14 +591,17 @@ class DataloaderWorkersNotPersistent(Rule):
     def leave_Module(self, node: cst.Module) -> None:
         """Loaders iterated in a function that is called from a loop (``for epoch ...: train()``)."""
         for ref, function, nested in self._loops:
-            if not nested and not self._calledin_loop(function):
+            if nested:
+                loaders = self.ctx.loaders.resolve(ref)
+            elif ref[0] == "param" and ref[1] is function:  # only what the calls in a loop pass
+                loaders = self.ctx.loaders.passed_in_loops(function, ref[2])
+            elif any(in_loop(caller) for caller in self.ctx.loaders.callers(function)):
+                loaders = self.ctx.loaders.resolve(ref)
+            else:
                 continue
-            for loader in self.ctx.loaders.resolve(ref):
+            for loader in loaders:
                 if id(loader) in self._reportable:
                     self.report(loader, replacements=self._reportable[id(loader)])
-
-    def _calledin_loop(self, function) -> bool:
-        return any(in_loop(caller) for caller in self.ctx.loaders.callers(function))
 
     def _iterated_again_by_call(self, node: cst.BaseExpression) -> bool:
         """Is ``node`` (a loader) handed to a generator that cycles it (``cycle(dl)``) or to
