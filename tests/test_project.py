@@ -594,3 +594,68 @@ def test_a_stopwatch_class_of_another_module_stops_its_interval_at_its_stop_meth
     paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/stopwatch.py": STOPWATCH, "pkg/evaluate.py": TIMED_EVAL})
     assert found(paths) == [("evaluate.py", 8, "TL601")]
     assert found([p for p in paths if p.endswith("evaluate.py")]) == []  # alone it cannot know
+
+
+PIX2PIX = """
+    class Pix2Pix:
+        def __init__(self, device):
+            self.device = device
+
+        def set_input(self, data):
+            self.real_a = data["A"].to(self.device)
+"""
+PIX2PIX_TRAIN = """
+    import torch
+    from torch.utils.data import DataLoader
+
+    from pkg.model import Pix2Pix
+
+
+    def train(dataset, epochs):
+        loader = DataLoader(dataset, batch_size=1, shuffle=True, num_workers=4)
+        model = Pix2Pix(torch.device("cuda"))
+        for epoch in range(epochs):
+            for data in loader:
+                model.set_input(data)
+                model.log(data)
+"""
+
+
+def test_a_batch_handed_to_a_method_of_another_module_that_moves_it(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/model.py": PIX2PIX, "pkg/train.py": PIX2PIX_TRAIN})
+    assert [finding for finding in found(paths) if finding[2] == "TL503"] == [("train.py", 9, "TL503")]
+    assert [f for f in found([p for p in paths if p.endswith("train.py")]) if f[2] == "TL503"] == []
+
+
+STEPPING_TRAINER = """
+    class Trainer:
+        def update(self, batch):
+            loss = self.model(batch.to(self.device))
+            value = loss.item()
+            loss.backward()
+            self.optimizer.step()
+            return value
+
+        def fit(self, loader):
+            for batch in loader:
+                self.model(batch).backward()
+"""
+TIMED_UPDATES = """
+    import time
+
+
+    def train(trainer, batches, log):
+        for batch in batches:
+            start = time.time()
+            loss = trainer.update(batch)
+            log(loss, time.time() - start)
+        begin = time.time()
+        trainer.fit(batches)
+        log(time.time() - begin)
+"""
+
+
+def test_a_method_of_another_module_that_steps_without_waiting_is_gpu_work_for_a_timer(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/trainer.py": STEPPING_TRAINER, "pkg/train.py": TIMED_UPDATES})
+    assert found(paths) == [("train.py", 9, "TL601")]
+    assert found([p for p in paths if p.endswith("train.py")]) == []  # alone it cannot know

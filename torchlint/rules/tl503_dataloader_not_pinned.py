@@ -21,6 +21,7 @@ from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, keyword, lite
 from torchlint.walker import descendants
 
 
+_MOVES_METHOD = "@moves_batch."  # the key, with a method's name and parameter, a method that moves a batch is offered by
 _READ_HERE = frozenset({"list", "tuple", "next", "iter", "first", "len", "enumerate", "tqdm", "zip", "isinstance"})
 
 
@@ -113,7 +114,9 @@ class DataloaderNotPinned(Rule):
         "`train(loader)`, kept on `self`, held in a dict, list or tuple (`loaders[phase]`), or "
         "returned by a helper is followed to the loops that iterate "
         "it, and a batch the loop hands to a function of the file (`self.train_batch(x, y)`) to the "
-        "moves there; across the files of one run, a loader passed to a function of another module "
+        "moves there, or to a method of another object (`model.set_input(data)`) when a class of the "
+        "file or of the project has a method of that name that moves that argument (the loader is "
+        "then pinned, the move is left as it is); across the files of one run, a loader passed to a function of another module "
         "(`train_one_epoch(model, loader, ...)`) is followed to the moves there, and one returned by "
         "a function of another module (`train_loader, dataset = create_dataloader(...)`, also built "
         "with a DataLoader subclass such as `InfiniteDataLoader`) is followed back to where it is built. A loader "
@@ -257,6 +260,41 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            class Pix2Pix:
+                def __init__(self, device):
+                    self.device = device
+
+                def set_input(self, data):
+                    self.real_a = data["A"].to(self.device)
+
+            def train(dataset, epochs):
+                loader = DataLoader(dataset, batch_size=1, shuffle=True, num_workers=4)  # expect: TL503
+                model = Pix2Pix(torch.device("cuda"))
+                for epoch in range(epochs):
+                    for data in loader:
+                        model.set_input(data)
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            class Pix2Pix:
+                def __init__(self, device):
+                    self.device = device
+
+                def set_input(self, data):
+                    self.real_a = data["A"].to(self.device)
+
+            def train(dataset, epochs):
+                loader = DataLoader(dataset, batch_size=1, shuffle=True, num_workers=4, pin_memory=True)
+                model = Pix2Pix(torch.device("cuda"))
+                for epoch in range(epochs):
+                    for data in loader:
+                        model.set_input(data)
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
 
@@ -759,6 +797,8 @@ class DataloaderNotPinned(Rule):
         self._passes: List[Tuple[str, Ref]] = []  # (key of a parameter of another module's function, what is passed)
         # batches handed to a function of this file: (loop's loader, the calling scope, the callee's name, argument)
         self._handed: List[Tuple[Ref, Scope, str, Union[int, str]]] = []
+        # batches handed to a method of another object (`model.set_input(data)`): (loop's loader, method, argument)
+        self._handed_to_methods: List[Tuple[Ref, str, Union[int, str]]] = []
         # moves of a parameter: (function, parameter) -> the moves, with their indentation
         self._parameter_moves: Dict[Tuple[Scope, str], List[Tuple[cst.Call, Tuple[str, ...]]]] = {}
         self._builds_loaders = "DataLoader" in ctx.text  # else nothing passed on can be one of its loaders
@@ -848,10 +888,10 @@ class DataloaderNotPinned(Rule):
 
     def _note_handed(self, node: cst.Call) -> None:
         """``self.train_batch(x, y)`` in a loop over a loader: the function of this file that
-        receives the batch may be the one that moves it."""
+        receives the batch may be the one that moves it; ``model.set_input(data)``: so may a
+        method of another object, of a class of the project that moves what it is given."""
         func = node.func
-        if not self._loops or not (isinstance(func, cst.Name) or isinstance(func, cst.Attribute)
-                                   and dotted_name(func.value) == "self"):
+        if not self._loops or not isinstance(func, (cst.Name, cst.Attribute)):
             return
         for position, arg in enumerate(positional(node)):
             self._hand(node, arg.value, position)
@@ -863,7 +903,11 @@ class DataloaderNotPinned(Rule):
         batch = self._moved_batch(value) if isinstance(value, (cst.Name, cst.Subscript)) else None
         for _, names, ref in reversed(self._loops):
             if batch in names:
-                self._handed.append((ref, self.ctx.scope, dotted_name(call.func), where))
+                func = call.func
+                if isinstance(func, cst.Name) or dotted_name(func.value) == "self":
+                    self._handed.append((ref, self.ctx.scope, dotted_name(func), where))
+                else:
+                    self._handed_to_methods.append((ref, func.attr.value, where))
                 return
 
     def _note_passes(self, node: cst.Call) -> None:
@@ -943,6 +987,8 @@ class DataloaderNotPinned(Rule):
                     if move is not None:
                         moves[id(loader)].append((move, indentation))
         self._tell_about_parameters()
+        for key in self._method_move_keys():
+            self.ctx.offer(key, "moved")
         self._tell_about_factories(loaders, moves)
         for key, loader in loaders.items():
             self._check(loader, self._loaders[key], moves[key])
@@ -972,15 +1018,36 @@ class DataloaderNotPinned(Rule):
         ``data_iter``)?"""
         return bool(self.ctx.loaders.resolve(ref)) or isinstance(ref[-1], str) and bool(LOADER_NAME.search(ref[-1]))
 
-    def _moves_in_callees(self) -> List[Tuple[Ref, cst.Call, Tuple[str, ...]]]:
-        """The moves that functions of this file make of the batches loops hand them."""
-        found = []
+    def _moves_in_callees(self) -> List[Tuple[Ref, Optional[cst.Call], Tuple[str, ...]]]:
+        """The moves that functions of this file make of the batches loops hand them, and the
+        batches handed to a method of the project that moves what it is given (by the method's
+        name: the object's class is not known; nothing to fix there)."""
+        found: List[Tuple[Ref, Optional[cst.Call], Tuple[str, ...]]] = []
         for ref, caller, name, where in self._handed:
             function = callee(caller, self.ctx.module_scope, name)
             parameter = parameter_at(function, where) if function is not None else None
             for move, indentation in self._parameter_moves.get((function, parameter), ()):
                 found.append((ref, move, indentation))
+        own = set(self._method_move_keys())
+        for ref, method, where in self._handed_to_methods:
+            key = f"{_MOVES_METHOD}{method}#{where}"
+            if key in own or self.ctx.need(key) is not None:
+                found.append((ref, None, ()))
         return found
+
+    def _method_move_keys(self) -> List[str]:
+        """The keys of this file's methods (of module-level classes) that move a parameter to
+        the device: ``set_input#0`` and ``set_input#input`` of ``def set_input(self, input):
+        self.real_a = input["A"].to(self.device)``."""
+        keys = []
+        for function, parameter in self._parameter_moves:
+            owner = function.parent
+            if owner is not None and owner.kind == "class" and owner.parent is self.ctx.module_scope:
+                position = parameter_position(function, parameter)
+                keys.append(f"{_MOVES_METHOD}{function.name}#{parameter}")
+                if position is not None:
+                    keys.append(f"{_MOVES_METHOD}{function.name}#{position}")
+        return keys
 
     def _tell_about_factories(self, loaders: Dict[int, cst.Call], moves: Dict[int, List]) -> None:
         """Loaders that functions of other modules build and return (``loader, dataset =

@@ -14,7 +14,7 @@ from torchlint.context.scopes import Scope, callee, is_training_step_call, metho
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import assigned_name, dotted_name
-from torchlint.walker import descendants
+from torchlint.walker import descendants, simple_statements
 
 
 _TIMERS = frozenset(
@@ -25,6 +25,7 @@ _TIMERS = frozenset(
 
 _TIMER = "@timer"  # the key a module's timing context manager (function or class) is offered by
 _TIMER_METHOD = "@timer_method."  # the key, with the method's name, a timing context-manager method is offered by
+_LEAVES_STEP = "@leaves_step."  # the key, with a method's name, a method that steps without waiting is offered by
 _STOPWATCH = "@stopwatch"  # the key a stopwatch class is offered by: "its start methods|its stop methods"
 # Method names a stopwatch class of another module may start or stop with (the file's own are known).
 _STOPWATCH_METHODS = frozenset(
@@ -53,6 +54,7 @@ class _Region:
     scope: Optional[Scope] = None  # where the timestamp was taken
     work_loop: Optional[Scope] = None  # the loop, opened after the timestamp, that queued the unwaited work
     helpers_since_work: Tuple[str, ...] = ()  # this file's functions called since the last unwaited work
+    on_device: bool = False  # the work was queued by another module's method known to train on the device
 
 
 class TimingWithoutSync(Rule):
@@ -88,7 +90,10 @@ class TimingWithoutSync(Rule):
         "whose `__enter__` and `__exit__` read it (`with Timer():`), or of such a method "
         "(`with reporter.measure_time(\"backward\"):`), defined in the file or in another module of the "
         "project, ends by reading the clock; it is reported at the `with` when the block queues GPU "
-        "work and nothing in it waits afterwards. So are stopwatch classes (`tic()` stores "
+        "work and nothing in it waits afterwards. GPU work includes a call of a function of the "
+        "file that takes one training step after its last wait (`self.run_iter(batch)` reading "
+        "`loss.item()` before `loss.backward()`), and of a method of that name that a class of the "
+        "project defines so (`trainer.update(batch)`, whose module then stands for the CUDA use). So are stopwatch classes (`tic()` stores "
         "`self.start = time.time()`, `toc()` returns `time.time() - self.start`; also one whose "
         "`__init__` starts it): `timer.toc()` after unwaited work since `timer.tic()` is reported, "
         "for a timer held in a name, a `self` attribute or a dict of timers (`_t[\"im_detect\"].toc()`)."
@@ -292,6 +297,23 @@ class TimingWithoutSync(Rule):
     invalid = (
         Invalid("""
             import time
+
+            class Runner:
+                def run_iter(self, batch):
+                    x, y = batch
+                    loss = self.criterion(self.model(x.to(self.device)), y.to(self.device))
+                    self.last_loss = loss.item()  # read before the step: the step is still queued
+                    loss.backward()
+                    self.optimizer.step()
+
+                def train(self, loader):
+                    for batch in loader:
+                        tic = time.time()
+                        self.run_iter(batch)
+                        self.iter_time = time.time() - tic  # expect: TL601
+        """),
+        Invalid("""
+            import time
             from contextlib import contextmanager
 
             @contextmanager
@@ -406,6 +428,8 @@ class TimingWithoutSync(Rule):
         self._timed_blocks: Dict[object, Dict[cst.With, _Region]] = {}  # function scope -> open `with timer():` blocks
         self._classes: Optional[Dict[str, cst.ClassDef]] = None  # the module's classes by name
         self._own_stopwatches: Optional[FrozenSet[str]] = None  # the methods of its stopwatch classes
+        self._stepping: Dict[int, bool] = {}  # id(function) -> does it take a training step it does not wait for
+        self._stepping_methods: Optional[FrozenSet[str]] = None  # such methods of the file's classes
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) not in _TIMERS:
@@ -426,10 +450,7 @@ class TimingWithoutSync(Rule):
             # `end = time.time()` closes the last open interval
             region = next((other for other in reversed(list(regions.values())) if not other.measured), None)
         if region is not None:
-            if (
-                region.unwaited and self.ctx.uses_cuda and not self._running_clock(region)
-                and not self._after_loop(region)
-            ):
+            if self._measures_launches(region):
                 self._suspect(node, region)
             region.unwaited = False  # this timestamp closed the measurement
         if stored is not None:
@@ -459,7 +480,7 @@ class TimingWithoutSync(Rule):
             regions.pop(key, None)
             regions[key] = _Region(scope=self.ctx.scope, measured=True)  # closed only by its own stop
         elif method in methods[1] and (region := regions.get(key)) is not None:
-            if region.unwaited and self.ctx.uses_cuda and not self._running_clock(region) and not self._after_loop(region):
+            if self._measures_launches(region):
                 self._suspect(node, region)
             region.unwaited = False
 
@@ -496,6 +517,14 @@ class TimingWithoutSync(Rule):
             self._own_stopwatches = frozenset(name for methods in found if methods for name in methods[0] | methods[1])
         return self._own_stopwatches
 
+    def _measures_launches(self, region: _Region) -> bool:
+        """Does a clock read now close ``region`` over device work nothing waited for (not a
+        running clock over a loop, nor a total after one)?"""
+        return (
+            region.unwaited and (self.ctx.uses_cuda or region.on_device) and not self._running_clock(region)
+            and not self._after_loop(region)
+        )
+
     def _opens(self, stored: str) -> bool:
         """Is ``stored = time.time()`` a start, only ever subtracted (``time.time() - stored``)?"""
         sides = {
@@ -521,6 +550,8 @@ class TimingWithoutSync(Rule):
                 self.report(read)
         if self.ctx.module_name:
             self._offer_timers(node)
+        for name in self._own_stepping_methods():  # for the files that call such a method
+            self.ctx.offer(f"{_LEAVES_STEP}{name}", "yes")
 
     def _offer_timers(self, module: cst.Module) -> None:
         """Tell the files that import them which context managers of this module time their block."""
@@ -579,8 +610,14 @@ class TimingWithoutSync(Rule):
         if self._syncs(node):
             self._waited(regions)
             return
+        own = self.ctx.function_here(node.func)
+        if own is not None and self._leaves_step(own):
+            self._queued(regions)  # self.run_iter(batch): a function of the file that steps, waiting for nothing after
+            return
         if self._gpu_work(node):
             self._queued(regions)
+        elif self._steps_elsewhere(node):
+            self._queued(regions, on_device=True)  # that method's module trains on the device
         helper = _helper_name(node)
         if helper is not None:
             for region in regions:
@@ -600,7 +637,7 @@ class TimingWithoutSync(Rule):
         """The end of a `with timer():` block reads the clock: after unwaited work (not queued by a
         whole loop in the block, see `_after_loop`), it measures the launches."""
         region = self._timed_blocks.get(self.ctx.scope.function, {}).pop(node, None)
-        if region is not None and region.unwaited and region.work_loop is None and self.ctx.uses_cuda:
+        if region is not None and region.unwaited and region.work_loop is None and (self.ctx.uses_cuda or region.on_device):
             self._suspect(next(item.item for item in node.items if self._times(item.item)), region)
 
     def _times(self, item: cst.BaseExpression) -> bool:
@@ -658,7 +695,7 @@ class TimingWithoutSync(Rule):
     @staticmethod
     def _waited(regions: Iterable[_Region]) -> None:
         for region in regions:
-            region.unwaited = False
+            region.unwaited = region.on_device = False
             region.helpers_since_work = ()
 
     def leave_BinaryOperation(self, node: cst.BinaryOperation) -> None:
@@ -666,10 +703,11 @@ class TimingWithoutSync(Rule):
         if regions and self.ctx.tensor_kind(node) == TENSOR:
             self._queued(regions)
 
-    def _queued(self, regions: Iterable[_Region]) -> None:
+    def _queued(self, regions: Iterable[_Region], on_device: bool = False) -> None:
         """GPU work was queued here: each region is unwaited, in the outermost loop opened since its timestamp."""
         for region in regions:
             region.unwaited = True
+            region.on_device = region.on_device or on_device
             region.helpers_since_work = ()
             region.work_loop = None
             scope: Optional[Scope] = self.ctx.scope
@@ -697,6 +735,46 @@ class TimingWithoutSync(Rule):
         if isinstance(func, cst.Attribute) and self.ctx.tensor_kind(func.value) == TENSOR:
             return self.ctx.tensor_kind(node) != NOT  # x.size(0), x.dim(): metadata, no kernel
         return any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args)
+
+    def _steps_elsewhere(self, node: cst.Call) -> bool:
+        """``trainer.update(batch)``: a method of that name of a class of the file or of the
+        project takes a training step after its last wait for the device (``loss.item()`` read
+        before ``loss.backward()``); the object's class is not known, its name is."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or dotted_name(func.value) == "self" or self.ctx.qualname(func):
+            return False
+        name = func.attr.value
+        return name in self._own_stepping_methods() or self.ctx.need(f"{_LEAVES_STEP}{name}") == "yes"
+
+    def _leaves_step(self, function: cst.FunctionDef) -> bool:
+        """Does ``function`` take one training step (``.backward()``, ``optimizer.step()``) after
+        the last statement that waits for the device? (One that steps in a loop is a whole run,
+        timed like a loop: see ``_after_loop``.)"""
+        if id(function) not in self._stepping:
+            looped = {
+                id(line) for loop in descendants(function.body) if isinstance(loop, (cst.For, cst.While))
+                for line in simple_statements(loop.body)
+            }
+            stepped = waited = -1
+            runs = False  # steps in a loop
+            for index, line in enumerate(simple_statements(function.body)):
+                for call in descendants(line):
+                    if isinstance(call, cst.Call):
+                        if is_training_step_call(call.func):
+                            stepped, runs = index, runs or id(line) in looped
+                        elif self._syncs(call):
+                            waited = index
+            self._stepping[id(function)] = not runs and stepped > waited
+        return self._stepping[id(function)]
+
+    def _own_stepping_methods(self) -> FrozenSet[str]:
+        """The methods of the file's classes that take a training step and return without waiting."""
+        if self._stepping_methods is None:
+            self._stepping_methods = frozenset(
+                method.name.value for cls in self._own_classes().values() for method in cls.body.body
+                if isinstance(method, cst.FunctionDef) and "backward" in self.ctx.text and self._leaves_step(method)
+            )
+        return self._stepping_methods
 
 
 def _assigns(root: cst.CSTNode, name: str) -> bool:
