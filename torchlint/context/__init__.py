@@ -161,6 +161,11 @@ class FileContext:
     def unpacked_from(self, name: str) -> Optional[cst.BaseExpression]:
         """The call or name ``name`` was unpacked from (``loader, dataset = build(...)``, ``x, y =
         batch``), if so."""
+        unpacked = self._here.unpacked.get(name)
+        return unpacked[0] if unpacked is not None else None
+
+    def unpacked_at(self, name: str) -> Optional[Tuple[cst.BaseExpression, int]]:
+        """``unpacked_from`` and the position ``name`` took (1 for ``dataset`` above)."""
         return self._here.unpacked.get(name)
 
     def global_value(self, name: str) -> Optional[cst.BaseExpression]:
@@ -970,7 +975,7 @@ class FileContext:
                 if whose is not None and isinstance(element.value, cst.Name):
                     bindings.dims[element.value.value] = whose, position
                 if isinstance(value, (cst.Call, cst.Name)) and isinstance(element.value, cst.Name):
-                    bindings.unpacked[element.value.value] = value
+                    bindings.unpacked[element.value.value] = value, position
 
 
 def _splits(value: Optional[cst.BaseExpression]) -> bool:

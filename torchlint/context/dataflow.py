@@ -49,7 +49,8 @@ class Bindings:
         # names whose branches disagree on their kind (a list or a tensor) -> the kinds they may have
         self.ambiguous: Dict[str, FrozenSet[Optional[str]]] = {}
         self.parts: Dict[str, cst.BaseExpression] = {}  # names bound to a row or an unpacked part -> of what
-        self.unpacked: Dict[str, cst.BaseExpression] = {}  # names unpacked from a call's result or a name -> it
+        # names unpacked from a call's result or a name -> it, and the name's position among the targets
+        self.unpacked: Dict[str, Tuple[cst.BaseExpression, int]] = {}
         # name -> (assignment number, value, how many `if` branches deep it was bound)
         self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression], int]]] = {}
         self._branches: List[_Branches] = []

@@ -47,9 +47,10 @@ _ELEMENT_WISE = frozenset(
 # Torch functions whose result is where their first argument is (followed back to a factory).
 _JOINING = frozenset({"torch.cat", "torch.concat", "torch.stack"})  # of host tensors only: a host tensor
 # What a host tensor was built by: a factory call, the call of a function of the file that
-# returns it (followed into that function's `return`), or the qualified name of a function of
-# another module of the project whose result it is (that module knows what it returns).
-_Built = Union[cst.Call, cst.FunctionDef, str]
+# returns it (followed into that function's `return`; with a position, an element of the tuple it
+# returns: `h, c = self.init_hidden(b)`), or the qualified name of a function of another module
+# of the project whose result it is (that module knows what it returns).
+_Built = Union[cst.Call, cst.FunctionDef, Tuple[cst.FunctionDef, int], str]
 _RESULT_MOVED = "@result_moved"  # the key a module is told by that a caller moves its function's result
 _HOST_KEEPING = frozenset(
     f"torch.{name}" for name in
@@ -123,7 +124,8 @@ class FactoryWithoutDevice(Rule):
         "or `x.new_tensor(...)`, in the same expression or later in the same function, or by the "
         "caller of a function of the file, or of another module of the project, that builds it and "
         "returns it (`_make_causal_mask(shape, dtype).to(x.device)`, `sample_noise(b, nz).to(device)` "
-        "of `from .utils import sample_noise`), or, kept in a plain `self` attribute "
+        "of `from .utils import sample_noise`; an element of a tuple it returns, `h, c = "
+        "self.init_hidden(b)` ... `h.to(x.device)`), or, kept in a plain `self` attribute "
         "(not a buffer), by a method that moves it every call (`self.table.to(x.device)` in "
         "`forward`; the attribute's value is followed through the names of the method that "
         "assigned it: `eye = torch.eye(n)` ... `self.table = eye.repeat(3, 1)`). Not in the "
@@ -369,6 +371,20 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class ConvLSTM(nn.Module):
+                def init_hidden(self, b, h, w):
+                    return (torch.zeros(b, self.hidden, h, w),  # expect: TL101
+                            torch.zeros(b, self.hidden, h, w))  # expect: TL101
+
+                def forward(self, x):
+                    b, _, _, h, w = x.shape
+                    hx, cx = self.init_hidden(b, h, w)
+                    return self.cell(x, (hx.to(x.device), cx.to(x.device)))
+        """),
         Invalid("""
             import torch
             from torch import nn
@@ -693,11 +709,17 @@ class FactoryWithoutDevice(Rule):
         # A function of the file -> the host factory it returns, or the function whose result it returns.
         self._returned: Dict[cst.FunctionDef, _Built] = {}
         self._results_moved: Set[cst.FunctionDef] = set()  # functions of the file whose result a caller moves
+        # functions of the file returning a tuple -> what built each element; and the elements callers move
+        self._returned_elements: Dict[cst.FunctionDef, List[Optional[_Built]]] = {}
+        self._elements_moved: Set[Tuple[cst.FunctionDef, int]] = set()
         self._building: Set[cst.FunctionDef] = set()  # functions that call a factory (so far in the walk)
 
     def leave_Return(self, node: cst.Return) -> None:  # after its value's factories were visited
         function = self.ctx.scope.function
         if node.value is not None and function.node in self._building:
+            if isinstance(node.value, cst.Tuple):  # return (torch.zeros(b, h), torch.zeros(b, h))
+                self._returned_elements[function.node] = [self._host_built(element.value) for element in node.value.elements]
+                return
             built = self._host_built(node.value)
             if built is not None:
                 self._returned[function.node] = built
@@ -706,6 +728,11 @@ class FactoryWithoutDevice(Rule):
         """``mask = _make_causal_mask(n).to(x.device)``: the helper builds its result on the host
         and returns it (also through helpers it returns the result of), the caller moves it, in
         this file or in another module of the project (``from .utils import make_mask``)."""
+        for function, position in self._elements_moved:
+            elements = self._returned_elements.get(function, ())
+            built = self._origin(elements[position]) if position < len(elements) else None
+            if isinstance(built, cst.Call):
+                self.report(built)
         module_functions = {statement for statement in node.body if isinstance(statement, cst.FunctionDef)}
         for function in self._returned:
             built = self._origin(function)
@@ -717,9 +744,9 @@ class FactoryWithoutDevice(Rule):
             )):
                 self.report(built)
 
-    def _origin(self, function: cst.FunctionDef) -> Optional[_Built]:
-        """What built the host tensor ``function`` returns, through the helpers it returns the result of."""
-        built: Optional[_Built] = function
+    def _origin(self, built: Optional[_Built]) -> Optional[_Built]:
+        """What built the host tensor ``built`` (a factory, or the result of a function of the
+        file), through the helpers whose result it is."""
         for _ in range(MAX_TRAIL):
             built = self._returned.get(built) if isinstance(built, cst.FunctionDef) else built
         return None if isinstance(built, cst.FunctionDef) else built
@@ -770,6 +797,8 @@ class FactoryWithoutDevice(Rule):
         built = self._host_built(moved)
         if isinstance(built, cst.FunctionDef):
             self._results_moved.add(built)  # reported once the file is walked (``leave_Module``)
+        elif isinstance(built, tuple):
+            self._elements_moved.add(built)  # as are the elements of a returned tuple
         elif isinstance(built, str):
             self.ctx.offer(f"{built}{_RESULT_MOVED}", "yes")  # reported by that module, at its factory
         elif built is not None:
@@ -790,7 +819,12 @@ class FactoryWithoutDevice(Rule):
             elif isinstance(node, cst.Name):
                 if self.ctx.written_into(node.value):
                     return None  # filled element by element on the host, then copied once
-                node = assigned = self.ctx.value_of(node.value, before=assigned)
+                name = node.value
+                node = assigned = self.ctx.value_of(name, before=assigned)
+                unpacked = self.ctx.unpacked_at(name) if node is None else None
+                if unpacked is not None and isinstance(unpacked[0], cst.Call):
+                    function = self._result_of(unpacked[0])  # h, c = self.init_hidden(b)
+                    return (function, unpacked[1]) if function is not None else None
             elif isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
                 node = self.ctx.attribute_value(node.attr.value)
                 if node is not None:

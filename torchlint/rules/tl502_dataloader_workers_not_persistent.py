@@ -35,7 +35,8 @@ class DataloaderWorkersNotPersistent(Rule):
         "`train_dataloader` / `val_dataloader` hook (also through the name it is assigned to), which Lightning iterates every epoch, a shuffled "
         "`DataLoader` or one with a sampler of its own (a training loader) that its function returns "
         "for the caller to train on, or an evaluation loader returned beside one (`return train_iter, "
-        "test_iter`: the loop that trains on one evaluates on the other every epoch), not one built "
+        "test_iter`, also in a list or dict, `return {\"train\": train, \"val\": val}`: the loop that "
+        "trains on one evaluates on the other every epoch), not one built "
         "for a given epoch (`build_iter(self, epoch)`); handed to a generator of the file that walks "
         "it again and again (`self.dl = cycle(dl)` with `while True: for x in dl: yield x`, also "
         "through `accelerator.prepare(dl)`; not `itertools.cycle`, which replays one pass); given to "
@@ -216,6 +217,21 @@ class DataloaderWorkersNotPersistent(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def build_loaders(train_set, val_set):
+                train = DataLoader(train_set, shuffle=True, num_workers=8)  # expect: TL502
+                val = DataLoader(val_set, num_workers=8)  # expect: TL502
+                return {"train": train, "val": val}
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def build_loaders(train_set, val_set):
+                train = DataLoader(train_set, shuffle=True, num_workers=8, persistent_workers=True)
+                val = DataLoader(val_set, num_workers=8, persistent_workers=True)
+                return {"train": train, "val": val}
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
 
@@ -553,15 +569,16 @@ class DataloaderWorkersNotPersistent(Rule):
         )
 
     def _returned_tuple(self, node: cst.Call, held: Optional[str]) -> Optional[List[cst.BaseExpression]]:
-        """The elements of a tuple the current function returns that holds ``node``, or the name
-        holding it (``return train_iter, test_iter``)."""
+        """The elements of a tuple, list or dict the current function returns that holds
+        ``node``, or the name holding it (``return train_iter, test_iter``, ``return {"train":
+        train_loader, "val": val_loader}``)."""
         function = self.ctx.scope.function.node
         if not isinstance(function, cst.FunctionDef):
             return None
         for line in simple_statements(function.body):
             for returned in line.body:
-                if isinstance(returned, cst.Return) and isinstance(returned.value, cst.Tuple):
-                    values = [element.value for element in returned.value.elements]
+                if isinstance(returned, cst.Return) and isinstance(returned.value, (cst.Tuple, cst.List, cst.Dict)):
+                    values = [element.value for element in returned.value.elements if isinstance(element, (cst.Element, cst.DictElement))]
                     if any(value is node or (held is not None and is_name(value, held)) for value in values):
                         return values
         return None
