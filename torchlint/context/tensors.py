@@ -67,6 +67,8 @@ _NON_TENSOR_ANNOTATIONS = frozenset("int float bool str list dict tuple set byte
 def is_tensor_op(qualname: str) -> bool:
     """Is ``qualname`` a public torch function that computes a tensor from tensors (not a
     factory, a query, or part of an API that returns other things)?"""
+    if qualname.startswith("torchvision.ops."):  # box_iou, nms, roi_align: tensors where their inputs are
+        return "._" not in qualname and qualname.rsplit(".", 1)[-1][:1].islower()
     if "._" in qualname or not qualname.startswith("torch.") or factory_name(qualname) is not None:
         return False
     last = qualname.rsplit(".", 1)[-1]
