@@ -320,7 +320,9 @@ class FileContext:
 
     def sized(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
         """The value, of any kind, whose dimension ``node`` holds (``x.shape[0]``, ``x.size(1)``,
-        ``len(x)``, or a name assigned or unpacked from those), else None."""
+        ``len(x)``, or a name assigned or unpacked from those, also give or take a number:
+        ``T - 1``), else None."""
+        node = _less_a_number(node)
         if isinstance(node, cst.Name):
             dims = self._here.dims
             if node.value in dims:
@@ -332,6 +334,7 @@ class FileContext:
     def dimension(self, node: cst.BaseExpression) -> Optional[int]:
         """Which dimension of its tensor a size holds: 1 for ``x.size(1)`` or ``t`` of ``b, t, c =
         x.shape``, 0 for ``len(x)``; None when unknown."""
+        node = _less_a_number(node)
         if isinstance(node, cst.Name):
             if node.value in self._here.dims:
                 return self._here.dims[node.value][1]
@@ -997,3 +1000,12 @@ def _counts_if_hot(finding: "Finding", function: Scope, kind: str) -> bool:
     finally:
         function.hot_reason = function.hot_kind = None
 
+
+def _less_a_number(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``n`` of ``n - 1`` or ``n + 1``: a size give or take a number is still that size."""
+    if (
+        isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Subtract, cst.Add))
+        and isinstance(node.right, cst.Integer)
+    ):
+        return node.left
+    return node

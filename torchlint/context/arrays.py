@@ -48,7 +48,7 @@ _REVERSING_FUNCTIONS = frozenset({"numpy.flip", "numpy.flipud", "numpy.fliplr", 
 # Views that keep the layout they are taken from.
 _VIEW_FUNCTIONS = frozenset({"numpy.asarray", "numpy.expand_dims", "numpy.squeeze", "numpy.atleast_3d"})
 # Fresh arrays in the source's axis order (numpy's order="K"): strides become positive.
-_ORDER_KEEPING_FUNCTIONS = frozenset({"numpy.array", "numpy.copy"})
+_ORDER_KEEPING_FUNCTIONS = frozenset({"numpy.array", "numpy.copy", "numpy.clip"})
 _ORDER_KEEPING_METHODS = frozenset({"astype"})
 
 Resolve = Callable[[str, Optional[cst.BaseExpression]], Optional[cst.BaseExpression]]
@@ -169,12 +169,22 @@ def _negative_step(node: cst.Subscript) -> bool:
 
 
 def _array_operand(node: cst.BinaryOperation) -> Optional[cst.BaseExpression]:
-    """The array side of ``array * 2.0`` / ``1 - array`` (the other side a number)."""
-    if isinstance(node.right, (cst.Integer, cst.Float)):
+    """The array side of ``array * 2.0`` / ``1 - array`` / ``(vol - vol.mean()) / vol.std()``
+    (the other side a number, or a whole-array reduction: a number too)."""
+    if _number(node.right):
         return node.left
-    if isinstance(node.left, (cst.Integer, cst.Float)):
+    if _number(node.left):
         return node.right
     return None
+
+
+def _number(node: cst.BaseExpression) -> bool:
+    """A number literal, or a whole-array reduction (``vol.mean()``, ``vol.std()``: no axis)."""
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float)) or (
+        method_call(node, "mean", "std", "max", "min", "sum", "var") is not None and not node.args
+    )
 
 
 def _axes(args) -> bool:

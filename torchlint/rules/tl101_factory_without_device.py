@@ -372,6 +372,17 @@ class FactoryWithoutDevice(Rule):
     )
     invalid = (
         Invalid("""
+            import math
+
+            import torch
+            from torch import nn
+
+            class TimestepEmbedding(nn.Module):
+                def forward(self, t):
+                    freqs = torch.exp(-math.log(10000) * torch.arange(64) / 64).to(t.device)  # expect: TL101
+                    return t[:, None] * freqs[None]
+        """),
+        Invalid("""
             import torch
             from torch import nn
 
@@ -837,7 +848,7 @@ class FactoryWithoutDevice(Rule):
                 left_kind, right_kind = self.ctx.tensor_kind(left), self.ctx.tensor_kind(right)
                 if TENSOR in (left_kind, right_kind):
                     return None  # combined with a device tensor (TL102's case)
-                node = left if left_kind == HOST or _has_call(left) else right
+                node = left if left_kind == HOST or right_kind != HOST and _has_call(left) else right
             elif isinstance(node, cst.UnaryOperation):
                 node = node.expression
             elif method_call(node, *_STAYS_ON_HOST) is not None or self._cast(node):

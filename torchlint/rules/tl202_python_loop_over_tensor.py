@@ -31,7 +31,8 @@ class PythonLoopOverTensor(Rule):
         "Finds `for` loops and comprehensions in `forward`, losses and their helpers that walk a "
         "tensor element by element: iterating the tensor itself (`for row in x`, "
         "`enumerate(x)`, `zip(x, y)`, `enumerate(zip(x, y))`, `x.unbind(0)`), or a `range` over one of its dimensions "
-        "(`range(x.shape[0])`, `range(x.size(1))`, `range(len(x))`, or `B` from `B, T, C = x.shape`) "
+        "(`range(x.shape[0])`, `range(x.size(1))`, `range(len(x))`, or `B` from `B, T, C = x.shape`, "
+        "give or take a number: `range(T - 1)`) "
         "whose body indexes a tensor with the loop variable (`x[i]`, `out[:, i]`) or compares one "
         "with it (`batch_idx == i`: a mask per element), or the result of a "
         "torch call (`for c in labels.unique()`). The iterated name must be shown to be a tensor in "
@@ -520,6 +521,18 @@ class PythonLoopOverTensor(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class TemporalSmoothness(nn.Module):
+                def forward(self, x):
+                    steps = x.shape[1]
+                    diffs = []
+                    for t in range(steps - 1):  # expect: TL202
+                        diffs.append((x[:, t + 1] - x[:, t]).abs().mean())
+                    return torch.stack(diffs).sum()
+        """),
         Invalid("""
             import torch
             from torch import nn

@@ -48,7 +48,7 @@ class TransposedArrayFromNumpy(Rule):
         "return values of the file's own functions (`to_chw(img)`), and into the parameter of a "
         "function of the file, or of another module of the project, that a call passes the array "
         "to (also handed on through other functions' parameters), with no `np.ascontiguousarray` "
-        "or `.copy()` in between. `astype`, `np.array` and arithmetic (`img / 255.0`) make a new "
+        "or `.copy()` in between. `astype`, `np.array`, `np.clip` and arithmetic (`img / 255.0`, `(v - v.mean()) / v.std()`) make a new "
         "array in the same axis order, so they do not help. Not reported when the tensor is made "
         "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`, "
         "also after casts and element-wise methods, which keep the strides: `.float().div(255)."
@@ -199,6 +199,25 @@ class TransposedArrayFromNumpy(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import numpy as np
+            import torch
+
+            def load_volume(path):
+                volume = np.load(path).transpose(3, 2, 0, 1)  # HWDC -> CDHW
+                volume = np.clip(volume, -1000, 400)
+                volume = (volume - volume.mean()) / volume.std()  # new arrays, the same axis order
+                return torch.from_numpy(volume)  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import torch
+
+            def load_volume(path):
+                volume = np.load(path).transpose(3, 2, 0, 1)  # HWDC -> CDHW
+                volume = np.clip(volume, -1000, 400)
+                volume = (volume - volume.mean()) / volume.std()  # new arrays, the same axis order
+                return torch.from_numpy(np.ascontiguousarray(volume))
+        """),
         Invalid("""
             import numpy as np
             import torch
