@@ -27,6 +27,12 @@ _TIMER = "@timer"  # the key a module's timing context manager (function or clas
 _TIMER_METHOD = "@timer_method."  # the key, with the method's name, a timing context-manager method is offered by
 _LEAVES_STEP = "@leaves_step."  # the key, with a method's name, a method that steps without waiting is offered by
 _STOPWATCH = "@stopwatch"  # the key a stopwatch class is offered by: "its start methods|its stop methods"
+# What a file storing a clock reading on `self` shows (`self.start = time.time()`): only then are
+# its classes looked at as stopwatches.
+_STORES_CLOCK = re.compile(r"self\.\w+\s*=\s*[\w.]*(time|perf_counter|monotonic|default_timer)(_ns)?\(\)")
+# Imported classes whose construction may start a stopwatch (`watch = Stopwatch()`): asking the
+# project about every constructor would cost, so only classes named like a timer are asked about.
+_STOPWATCH_CLASS = re.compile(r"timer|watch|clock", re.IGNORECASE)
 # Method names a stopwatch class of another module may start or stop with (the file's own are known).
 _STOPWATCH_METHODS = frozenset(
     "tic toc tick tock start stop reset restart begin end resume seconds elapsed lap split since_start "
@@ -427,7 +433,8 @@ class TimingWithoutSync(Rule):
         self._helper_waits: Dict[int, bool] = {}  # id(function scope) -> does calling it wait for the device
         self._timed_blocks: Dict[object, Dict[cst.With, _Region]] = {}  # function scope -> open `with timer():` blocks
         self._classes: Optional[Dict[str, cst.ClassDef]] = None  # the module's classes by name
-        self._own_stopwatches: Optional[FrozenSet[str]] = None  # the methods of its stopwatch classes
+        self._stopwatches: Optional[Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]]] = None  # its stopwatch classes
+        self._stopwatch_names: Optional[FrozenSet[str]] = None  # the method names a stopwatch may have
         self._stepping: Dict[int, bool] = {}  # id(function) -> does it take a training step it does not wait for
         self._stepping_methods: Optional[FrozenSet[str]] = None  # such methods of the file's classes
 
@@ -463,9 +470,12 @@ class TimingWithoutSync(Rule):
         named by the receiver (``t``, ``_t["im_detect"]``, ``self.timer``). A class whose
         ``__init__`` stores the clock starts it when built (``t = Timer()``)."""
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _STOPWATCH_METHODS | self._own_stopwatch_methods():
+        if isinstance(func, cst.Attribute) and func.attr.value in self._stopwatch_method_names():
             receiver, method = func.value, func.attr.value
-        elif isinstance(func, cst.Name) and (held := assigned_name(self.ctx.parent, node)) is not None:
+        elif (
+            isinstance(func, cst.Name) and (func.value in self._own_stopwatches() or _STOPWATCH_CLASS.search(func.value))
+            and (held := assigned_name(self.ctx.parent, node)) is not None
+        ):
             receiver, method = cst.Name(held), "__init__"
             if self._stopwatch_class(func) is None:
                 return
@@ -503,7 +513,7 @@ class TimingWithoutSync(Rule):
         """The start and stop methods of the stopwatch class ``func`` names: one of the file, or
         of another module of the project (offered by key)."""
         if isinstance(func, cst.Name) and func.value in self._own_classes():
-            return _stopwatch_methods(self._own_classes()[func.value], self.ctx.qualname)
+            return self._own_stopwatches().get(func.value)
         key = self.ctx.project_callee(func)
         offered = self.ctx.need(f"{key}{_STOPWATCH}") if key is not None else None
         if offered is None:
@@ -511,11 +521,24 @@ class TimingWithoutSync(Rule):
         starts, _, stops = offered.partition("|")
         return frozenset(starts.split(",")), frozenset(stops.split(","))
 
-    def _own_stopwatch_methods(self) -> FrozenSet[str]:
-        if self._own_stopwatches is None:
-            found = (_stopwatch_methods(cls, self.ctx.qualname) for cls in self._own_classes().values())
-            self._own_stopwatches = frozenset(name for methods in found if methods for name in methods[0] | methods[1])
-        return self._own_stopwatches
+    def _own_stopwatches(self) -> Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]]:
+        """The file's stopwatch classes by name: their start and stop methods (only looked for
+        when the file stores a clock reading on ``self``)."""
+        if self._stopwatches is None:
+            self._stopwatches = {}
+            if _STORES_CLOCK.search(self.ctx.text):
+                for name, cls in self._own_classes().items():
+                    methods = _stopwatch_methods(cls, self.ctx.qualname)
+                    if methods is not None:
+                        self._stopwatches[name] = methods
+        return self._stopwatches
+
+    def _stopwatch_method_names(self) -> FrozenSet[str]:
+        """The method names a stopwatch may start or stop with: the usual ones and the file's own."""
+        if self._stopwatch_names is None:
+            own = (name for starts, stops in self._own_stopwatches().values() for name in starts | stops)
+            self._stopwatch_names = _STOPWATCH_METHODS.union(own)
+        return self._stopwatch_names
 
     def _measures_launches(self, region: _Region) -> bool:
         """Does a clock read now close ``region`` over device work nothing waited for (not a
@@ -563,7 +586,7 @@ class TimingWithoutSync(Rule):
             elif isinstance(statement, cst.ClassDef):
                 if _timing_class(statement, qualname):
                     self.ctx.offer(key, "yes")
-                stopwatch = _stopwatch_methods(statement, qualname)
+                stopwatch = self._own_stopwatches().get(statement.name.value)
                 if stopwatch is not None:
                     self.ctx.offer(f"{key[:-len(_TIMER)]}{_STOPWATCH}", f"{','.join(sorted(stopwatch[0]))}|{','.join(sorted(stopwatch[1]))}")
                 for method in statement.body.body:
@@ -770,9 +793,10 @@ class TimingWithoutSync(Rule):
     def _own_stepping_methods(self) -> FrozenSet[str]:
         """The methods of the file's classes that take a training step and return without waiting."""
         if self._stepping_methods is None:
+            steps = ".backward(" in self.ctx.text
             self._stepping_methods = frozenset(
-                method.name.value for cls in self._own_classes().values() for method in cls.body.body
-                if isinstance(method, cst.FunctionDef) and "backward" in self.ctx.text and self._leaves_step(method)
+                method.name.value for cls in (self._own_classes().values() if steps else ()) for method in cls.body.body
+                if isinstance(method, cst.FunctionDef) and self._leaves_step(method)
             )
         return self._stepping_methods
 
