@@ -54,6 +54,12 @@ def method_call(node: cst.CSTNode, *names: str) -> Optional[cst.Attribute]:
 NOT_LITERAL = object()
 
 
+def string_key(subscript: cst.Subscript) -> Optional[str]:
+    """The string key of ``loaders["train"]``; None for any other index (``loaders[phase]``)."""
+    index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
+    return literal_value(index.value) if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) else None
+
+
 def literal_value(node: cst.BaseExpression):
     """The Python value of a simple literal (int, float, str, True/False/None), else ``NOT_LITERAL``."""
     if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)):

@@ -22,7 +22,7 @@ import libcst as cst
 
 from torchlint.context.dataflow import MAX_TRAIL
 from torchlint.rewrite import Replacement, code_in_block
-from torchlint.syntax import dotted_name, keyword, literal_value, method_call, positional
+from torchlint.syntax import dotted_name, keyword, literal_value, method_call, positional, string_key
 from torchlint.walker import simple_statements
 
 REVERSED, PERMUTED = "reversed", "permuted"
@@ -131,8 +131,7 @@ def _stored_item(ctx, node: cst.Subscript, before: Optional[int]) -> Optional[Tu
     """``sample["image"]``: the value the current function last stored under that string key of
     that name (``sample["image"] = np.transpose(sample["image"], (2, 0, 1))``) before the
     statement line ``before`` (or the current one), and that line's position."""
-    index = node.slice[0].slice if len(node.slice) == 1 else None
-    key = literal_value(index.value) if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) else None
+    key = string_key(node)
     if not isinstance(key, str) or not isinstance(node.value, cst.Name):
         return None
     lines = list(simple_statements(ctx.scope.function.node or ctx.module))
@@ -148,12 +147,9 @@ def _stored_item(ctx, node: cst.Subscript, before: Optional[int]) -> Optional[Tu
 
 def _same_item(target: cst.BaseExpression, item: cst.Subscript, key: str) -> bool:
     """Is ``target`` ``name["key"]`` for the name and key of ``item``?"""
-    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1):
-        return False
-    index = target.slice[0].slice
     return (
-        target.value.value == item.value.value and isinstance(index, cst.Index)
-        and isinstance(index.value, cst.SimpleString) and literal_value(index.value) == key
+        isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
+        and target.value.value == item.value.value and string_key(target) == key
     )
 
 

@@ -19,7 +19,7 @@ import libcst as cst
 
 from torchlint.context.calls import CallSites, is_parameter
 from torchlint.context.scopes import in_loop, method_def
-from torchlint.syntax import assigned_name, dotted_name, is_name, literal_value, positional
+from torchlint.syntax import assigned_name, dotted_name, is_name, literal_value, positional, string_key
 from torchlint.walker import descendants, returned_values, simple_statements
 
 DATALOADER = "torch.utils.data.DataLoader"
@@ -369,7 +369,7 @@ class LoaderSources:
             return ("attribute", cls, node.attr.value) if cls is not None else None
         if isinstance(node, cst.Subscript) and depth < _MAX_DEPTH:  # dataloaders[phase]
             container = self.ref(node.value, assigned, depth + 1)
-            return ("item", container, _item_key(node)) if container is not None else None
+            return ("item", container, string_key(node)) if container is not None else None
         if isinstance(node, _CONTAINERS) and depth < _MAX_DEPTH:
             return _elements(node, lambda value: self.ref(value, assigned, depth + 1))
         if isinstance(node, cst.Call):
@@ -509,12 +509,6 @@ def _elements(container: cst.BaseExpression, element_ref: Callable[[cst.BaseExpr
         values = [(None, element.value) for element in container.elements if isinstance(element, cst.Element)]
     refs = tuple((key, ref) for key, value in values if (ref := element_ref(value)) is not None)
     return ("elements", refs) if refs else None
-
-
-def _item_key(subscript: cst.Subscript) -> Optional[str]:
-    """The string key of ``loaders["train"]``; None for any other index (``loaders[phase]``)."""
-    index = subscript.slice[0].slice if len(subscript.slice) == 1 else None
-    return literal_value(index.value) if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) else None
 
 
 def _function(owner, name: str):

@@ -61,6 +61,8 @@ DTYPES = frozenset(
 )
 _NON_TENSOR_ATTRS = frozenset("shape dtype device ndim is_cuda requires_grad grad_fn layout names".split())
 _TENSOR_ATTRS = frozenset("T mT H mH data real imag grad values indices".split())
+# Fields of the outputs Hugging Face models return (`out = model(**batch)`; `out.logits`): tensors.
+_MODEL_OUTPUT_TENSORS = frozenset("logits last_hidden_state pooler_output start_logits end_logits".split())
 _NON_TENSOR_ANNOTATIONS = frozenset("int float bool str list dict tuple set bytes None".split())
 
 
@@ -239,6 +241,8 @@ class TensorInference:
 
     def _attribute_kind(self, node: cst.Attribute) -> Optional[str]:
         owner_kind = self.kind(node.value)
+        if owner_kind is None and node.attr.value in _MODEL_OUTPUT_TENSORS:
+            return TENSOR
         if owner_kind not in (TENSOR, HOST):
             return None
         if node.attr.value in _NON_TENSOR_ATTRS:

@@ -37,7 +37,8 @@ class PythonLoopOverTensor(Rule):
         "with it (`batch_idx == i`: a mask per element), or the result of a "
         "torch call (`for c in labels.unique()`). The iterated name must be shown to be a tensor in "
         "the function (used as one, `x.shape`, `x.view(...)`; annotated `Tensor`; or assigned a torch "
-        "call's result), which tells a tensor from a list of feature maps. In a helper, a parameter "
+        "call's result; the fields of a Hugging Face model's output, `out.logits`, are tensors too), "
+        "which tells a tensor from a list of feature maps. In a helper, a parameter "
         "walked by `range(t.shape[0])` or indexed `t[i]` counts when every call of the helper in "
         "the file passes a tensor for it. Inside a training step (a training loop's body, "
         "`training_step`), where batches are also walked for host work (caching, per-image "
@@ -521,6 +522,19 @@ class PythonLoopOverTensor(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+
+            def train(model, loader, optimizer):
+                correct = 0
+                for batch in loader:
+                    batch = {k: v.cuda() for k, v in batch.items()}
+                    out = model(**batch)  # a Hugging Face model: out.logits is a tensor
+                    out.loss.backward()
+                    optimizer.step()
+                    for p, y in zip(out.logits.argmax(-1), batch["labels"]):  # expect: TL202
+                        correct += int(p == y)
+        """),
         Invalid("""
             import torch
             from torch import nn

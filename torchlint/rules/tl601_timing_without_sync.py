@@ -577,21 +577,26 @@ class TimingWithoutSync(Rule):
             self.ctx.offer(f"{_LEAVES_STEP}{name}", "yes")
 
     def _offer_timers(self, module: cst.Module) -> None:
-        """Tell the files that import them which context managers of this module time their block."""
+        """Tell the files that import them which context managers of this module time their block,
+        and which classes are stopwatches (with their start and stop methods)."""
         qualname = self.ctx.qualname
         for statement in module.body:
-            key = f"{self.ctx.module_name}.{statement.name.value}{_TIMER}" if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) else ""
-            if isinstance(statement, cst.FunctionDef) and _timing_generator(statement, qualname):
-                self.ctx.offer(key, "yes")
-            elif isinstance(statement, cst.ClassDef):
-                if _timing_class(statement, qualname):
-                    self.ctx.offer(key, "yes")
-                stopwatch = self._own_stopwatches().get(statement.name.value)
-                if stopwatch is not None:
-                    self.ctx.offer(f"{key[:-len(_TIMER)]}{_STOPWATCH}", f"{','.join(sorted(stopwatch[0]))}|{','.join(sorted(stopwatch[1]))}")
-                for method in statement.body.body:
-                    if isinstance(method, cst.FunctionDef) and _timing_generator(method, qualname):
-                        self.ctx.offer(f"{_TIMER_METHOD}{method.name.value}", "yes")
+            if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            qualified = f"{self.ctx.module_name}.{statement.name.value}"
+            if isinstance(statement, cst.FunctionDef):
+                if _timing_generator(statement, qualname):
+                    self.ctx.offer(f"{qualified}{_TIMER}", "yes")
+                continue
+            if _timing_class(statement, qualname):
+                self.ctx.offer(f"{qualified}{_TIMER}", "yes")
+            stopwatch = self._own_stopwatches().get(statement.name.value)
+            if stopwatch is not None:
+                starts, stops = (",".join(sorted(methods)) for methods in stopwatch)
+                self.ctx.offer(f"{qualified}{_STOPWATCH}", f"{starts}|{stops}")
+            for method in statement.body.body:
+                if isinstance(method, cst.FunctionDef) and _timing_generator(method, qualname):
+                    self.ctx.offer(f"{_TIMER_METHOD}{method.name.value}", "yes")
 
     def _waits_in(self, caller: Scope, name: str, depth: int = 0) -> bool:
         """Does the function of this file that ``caller`` calls as ``name`` wait for the device,
@@ -818,7 +823,8 @@ def _helper_name(node: cst.Call) -> Optional[str]:
 
 
 def _clock_read(node: cst.CSTNode, qualname) -> bool:
-    return any(isinstance(call, cst.Call) and qualname(call.func) in _TIMERS for call in descendants(node))
+    """Does ``node`` read the clock somewhere?"""
+    return any(_clock_call(inner, qualname) for inner in descendants(node))
 
 
 def _timing_generator(function: cst.FunctionDef, qualname) -> bool:
