@@ -53,7 +53,7 @@ FOUND = {
             def training_step(self, batch, batch_idx):
                 x, y = batch
                 logits = self.net(x)
-                for i in range(len(y)):
+                for i in range(len(y)):  # expect: TL202
                     self.hits += int(logits[i].argmax() == y[i])  # expect: TL201
                 return F.cross_entropy(logits, y)
     """,

@@ -363,6 +363,8 @@ class FileContext:
         if isinstance(node, cst.Name):
             if self.used_as_tensor(node.value) or node.value in self._function_facts().annotated:
                 return True
+            if node.value in self._here.batch_parts and self._torch_evidence(node.value):
+                return True  # `x, y = batch` ... `F.cross_entropy(logits, y)`
             whole = self._here.parts.get(node.value)
             if whole is not None:
                 return self.surely_tensor(whole, depth + 1)
@@ -742,6 +744,9 @@ class FileContext:
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.name.value not in ("self", "cls"):
                 bindings.kinds[param.name.value] = parameter_kind(param, self.qualname, assume_tensor)
+        taken = [param for param in (*params.posonly_params, *params.params) if param.name.value not in ("self", "cls")]
+        if cls is not None and scope.hot_kind == STEP and taken and bindings.kinds[taken[0].name.value] is None:
+            bindings.kinds[taken[0].name.value] = BATCH  # training_step(self, batch, batch_idx): what the loader gave
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 bindings.kinds[star.name.value] = NOT
@@ -979,6 +984,8 @@ class FileContext:
                     bindings.dims[element.value.value] = whose, position
                 if isinstance(value, (cst.Call, cst.Name)) and isinstance(element.value, cst.Name):
                     bindings.unpacked[element.value.value] = value, position
+                if kind == BATCH and isinstance(element.value, cst.Name):
+                    bindings.batch_parts.add(element.value.value)
 
 
 def _splits(value: Optional[cst.BaseExpression]) -> bool:

@@ -51,6 +51,7 @@ class Bindings:
         self.parts: Dict[str, cst.BaseExpression] = {}  # names bound to a row or an unpacked part -> of what
         # names unpacked from a call's result or a name -> it, and the name's position among the targets
         self.unpacked: Dict[str, Tuple[cst.BaseExpression, int]] = {}
+        self.batch_parts: Set[str] = set()  # names unpacked from a batch a loader gave (`x, y = batch`)
         # name -> (assignment number, value, how many `if` branches deep it was bound)
         self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression], int]]] = {}
         self._branches: List[_Branches] = []
@@ -68,6 +69,7 @@ class Bindings:
         else:
             self.parts.pop(name, None)
         self.unpacked.pop(name, None)
+        self.batch_parts.discard(name)
         self._history.setdefault(name, []).append((order, value, len(self._branches)))
 
     def set_kind(self, name: str, kind: Optional[str]) -> None:

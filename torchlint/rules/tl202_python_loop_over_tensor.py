@@ -40,7 +40,9 @@ class PythonLoopOverTensor(Rule):
         "call's result; the fields of a Hugging Face model's output, `out.logits`, are tensors too), "
         "which tells a tensor from a list of feature maps. In a helper, a parameter "
         "walked by `range(t.shape[0])` or indexed `t[i]` counts when every call of the helper in "
-        "the file passes a tensor for it. Inside a training step (a training loop's body, "
+        "the file passes a tensor for it; a piece of the batch a training loop or a Lightning step is "
+        "given (`x, y = batch`) counts once it is passed to a torch function (`F.cross_entropy(logits, "
+        "y)`). Inside a training step (a training loop's body, "
         "`training_step`), where batches are also walked for host work (caching, per-image "
         "post-processing), a loop counts only when each step reads an element on the host (a test "
         "of it, `int()` or `.item()` of it; not in an `assert`), compares a tensor with it (a mask "
@@ -522,6 +524,19 @@ class PythonLoopOverTensor(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import pytorch_lightning as pl
+            import torch.nn.functional as F
+
+            class Classifier(pl.LightningModule):
+                def training_step(self, batch, batch_idx):
+                    x, y = batch  # what the loader gave: y goes to F.cross_entropy, a tensor
+                    logits = self.net(x)
+                    loss = F.cross_entropy(logits, y)
+                    for label in y:  # expect: TL202
+                        self.class_counts[int(label)] += 1
+                    return loss
+        """),
         Invalid("""
             import torch
 
