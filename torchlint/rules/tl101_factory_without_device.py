@@ -905,19 +905,18 @@ class FactoryWithoutDevice(Rule):
         """The function of this file ``node`` calls, given no tensor to transform
         (``_make_causal_mask(shape, dtype)``): its result is what that function returns."""
         function = self.ctx.function_here(node.func)
-        if function is None or any(self.ctx.tensor_kind(arg.value) in (TENSOR, HOST) for arg in node.args):
-            return None
-        return function
+        return function if function is not None and self._given_no_tensor(node) else None
 
     def _imported_result(self, node: cst.Call) -> Optional[str]:
         """The qualified name of the project function of another module ``node`` calls, given no
         tensor (``sample_noise(batch, nz)``): whether it returns a host factory is for that
         module to say."""
-        if self.ctx.function_here(node.func) is not None or any(
-            self.ctx.tensor_kind(arg.value) in (TENSOR, HOST) for arg in node.args
-        ):
+        if self.ctx.function_here(node.func) is not None or not self._given_no_tensor(node):
             return None
         return self.ctx.project_callee(node.func) if isinstance(node.func, (cst.Name, cst.Attribute)) else None
+
+    def _given_no_tensor(self, node: cst.Call) -> bool:
+        return not any(self.ctx.tensor_kind(arg.value) in (TENSOR, HOST) for arg in node.args)
 
     def _keeps_on_host(self, node: cst.Call) -> bool:
         """A function of this file given no device tensor, whose body names no device

@@ -979,7 +979,8 @@ class DataloaderNotPinned(Rule):
                     if self.ctx.need(key) is not None:
                         loaders[id(loader)] = loader
                         moves.setdefault(id(loader), [])
-        for ref, move, indentation in self._moves_in_callees():
+        method_move_keys = self._method_move_keys()
+        for ref, move, indentation in self._moves_in_callees(method_move_keys):
             for loader in self.ctx.loaders.resolve(ref):
                 if id(loader) in self._loaders:
                     loaders[id(loader)] = loader
@@ -987,7 +988,7 @@ class DataloaderNotPinned(Rule):
                     if move is not None:
                         moves[id(loader)].append((move, indentation))
         self._tell_about_parameters()
-        for key in self._method_move_keys():
+        for key in method_move_keys:
             self.ctx.offer(key, "moved")
         self._tell_about_factories(loaders, moves)
         for key, loader in loaders.items():
@@ -1018,20 +1019,20 @@ class DataloaderNotPinned(Rule):
         ``data_iter``)?"""
         return bool(self.ctx.loaders.resolve(ref)) or isinstance(ref[-1], str) and bool(LOADER_NAME.search(ref[-1]))
 
-    def _moves_in_callees(self) -> List[Tuple[Ref, Optional[cst.Call], Tuple[str, ...]]]:
+    def _moves_in_callees(self, method_move_keys: List[str]) -> List[Tuple[Ref, Optional[cst.Call], Tuple[str, ...]]]:
         """The moves that functions of this file make of the batches loops hand them, and the
         batches handed to a method of the project that moves what it is given (by the method's
-        name: the object's class is not known; nothing to fix there)."""
+        name, one of ``method_move_keys`` of this file or offered: the object's class is not
+        known; nothing to fix there)."""
         found: List[Tuple[Ref, Optional[cst.Call], Tuple[str, ...]]] = []
         for ref, caller, name, where in self._handed:
             function = callee(caller, self.ctx.module_scope, name)
             parameter = parameter_at(function, where) if function is not None else None
             for move, indentation in self._parameter_moves.get((function, parameter), ()):
                 found.append((ref, move, indentation))
-        own = set(self._method_move_keys())
         for ref, method, where in self._handed_to_methods:
             key = f"{_MOVES_METHOD}{method}#{where}"
-            if key in own or self.ctx.need(key) is not None:
+            if key in method_move_keys or self.ctx.need(key) is not None:
                 found.append((ref, None, ()))
         return found
 

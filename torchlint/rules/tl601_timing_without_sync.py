@@ -9,6 +9,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.context import NOT, TENSOR
+from torchlint.context.datasets import module_classes
 from torchlint.context.devices import names_cpu
 from torchlint.context.scopes import Scope, callee, is_training_step_call, method_def
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
@@ -689,9 +690,7 @@ class TimingWithoutSync(Rule):
 
     def _own_classes(self) -> Dict[str, cst.ClassDef]:
         if self._classes is None:
-            self._classes = {
-                statement.name.value: statement for statement in self.ctx.module.body if isinstance(statement, cst.ClassDef)
-            }
+            self._classes = module_classes(self.ctx.module)
         return self._classes
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
