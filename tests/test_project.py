@@ -332,6 +332,43 @@ def test_a_permuted_array_passed_to_a_function_of_another_module_reaches_its_fro
     assert found_there == [("convert.py", 6)]  # passed by keyword; wrap is given a contiguous copy
 
 
+IMAGE_UTILS = """
+    def hwc_to_chw(img):
+        return img.transpose(2, 0, 1)
+
+
+    def bgr_to_rgb(img):
+        return img[..., ::-1]
+
+
+    def resized(img, size):
+        return img[:size, :size]
+"""
+LOAD_IMAGE = """
+    import torch
+    from pkg import image_utils
+    from pkg.image_utils import bgr_to_rgb, hwc_to_chw
+
+
+    def load(img):
+        return torch.from_numpy(hwc_to_chw(img)), torch.from_numpy(image_utils.hwc_to_chw(img))
+
+
+    def load_rgb(img):
+        return torch.from_numpy(bgr_to_rgb(img).transpose(2, 0, 1)), torch.from_numpy(image_utils.resized(img, 8))
+"""
+
+
+def test_an_array_a_function_of_another_module_returns_permuted_or_reversed(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/image_utils.py": IMAGE_UTILS, "pkg/load.py": LOAD_IMAGE})
+    outcomes = run(paths, Settings(preview=True), Options(CHECK))
+    found_there = sorted((d.line, d.column, d.code) for o in outcomes for d in o.diagnostics if d.code in ("TL301", "TL302"))
+    assert found_there == [(8, 12, "TL302"), (8, 47, "TL302"), (12, 12, "TL301")]
+    alone = run([p for p in paths if p.endswith("load.py")], Settings(preview=True), Options(CHECK))
+    alone_found = [(d.line, d.code) for o in alone for d in o.diagnostics if d.code in ("TL301", "TL302")]
+    assert alone_found == [(12, "TL302")]  # only the transpose it sees
+
+
 def test_a_class_a_package_re_exports_is_known_by_both_names(tmp_path):
     paths = write(tmp_path, {"pkg/__init__.py": "from .data import Images, Rows\n", "pkg/data.py": DATASETS,
                              "pkg/predict.py": PREDICT.format(module="pkg")})

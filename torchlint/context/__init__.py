@@ -145,14 +145,28 @@ class FileContext:
             return False
         return self._here.binding(name, order) is None
 
+    def updated_in_place(self, name: str, before: Optional[cst.CSTNode] = None) -> Optional[cst.AugAssign]:
+        """The augmented assignment (``x /= 255.0``) that bound ``name`` last (before ``before``),
+        if it did: the object it held before, updated in place (for an array)."""
+        order = self._order_of(before)
+        binding = None if order is _UNKNOWN else self._here.binding(name, order)
+        return self._here.updates.get(binding[0]) if binding is not None else None
+
+    def value_on_another_path(self, name: str, before: Optional[cst.CSTNode] = None) -> Optional[cst.BaseExpression]:
+        """What ``name`` held on a path around the branch that bound ``value_of(name, before)``,
+        when a branch did (see ``Bindings.on_another_path``)."""
+        order = self._order_of(before)
+        return None if order is _UNKNOWN else self._here.on_another_path(name, order)
+
     def bound_conditionally(self, name: str, before: Optional[cst.BaseExpression] = None) -> bool:
         """Was the value ``value_of(name, before)`` gives bound in a branch that may not have run?"""
         order = self._order_of(before)
         return self._here.conditional(name, None if order is _UNKNOWN else order)
 
-    def _order_of(self, before: Optional[cst.BaseExpression]):
-        """The number of the assignment ``before`` is the value of (None: no ``before``, read
-        the latest binding; ``_UNKNOWN``: an expression no assignment of this function holds)."""
+    def _order_of(self, before: Optional[cst.CSTNode]):
+        """The number of the assignment ``before`` is the value of, or is (an augmented
+        assignment); None: no ``before``, read the latest binding; ``_UNKNOWN``: an expression
+        no assignment of this function holds."""
         if before is None:
             return None
         order = self._order.get(id(before))
@@ -918,7 +932,10 @@ class FileContext:
             if kind == NOT and isinstance(bindings.latest(name), (cst.Integer, cst.Float)) \
                     and self._bound_kinds.kind(node.value) == TENSOR:
                 kind = TENSOR  # `loss = 0.0` ... `loss += aux`: a number plus a tensor is a tensor
-            bindings.bind(name, kind if kind in (TENSOR, HOST) else None, None, self._next_order())
+            order = self._next_order()
+            self._order[id(node)] = order
+            bindings.updates[order] = node
+            bindings.bind(name, kind if kind in (TENSOR, HOST) else None, None, order)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:

@@ -1,8 +1,9 @@
 """numpy arrays on their way to ``torch.from_numpy``: the memory layout they arrive with.
 
 ``torch.from_numpy`` shares the array's memory and keeps its strides. Walking back from its
-argument (through reassignments, ``self`` attributes and the return values of the file's
-own functions), the first operations met are the last ones applied:
+argument (through reassignments and in-place updates, both sides of conditional expressions
+and of arithmetic, ``self`` attributes, and the return values of the project's functions,
+which other modules tell by key), the first operations met are the last ones applied:
 
 - a reversal (``a[:, ::-1]``, ``np.flip``) leaves negative strides, which ``from_numpy``
   rejects (``REVERSED``);
@@ -15,11 +16,12 @@ own functions), the first operations met are the last ones applied:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Dict, Iterator, Optional, Tuple
 
 import libcst as cst
 
+from torchlint.context.calls import arguments_by_parameter
 from torchlint.context.dataflow import MAX_TRAIL
 from torchlint.rewrite import Replacement, code_in_block
 from torchlint.syntax import dotted_name, keyword, literal_value, method_call, positional, string_key
@@ -48,10 +50,15 @@ _REVERSING_FUNCTIONS = frozenset({"numpy.flip", "numpy.flipud", "numpy.fliplr", 
 # Views that keep the layout they are taken from.
 _VIEW_FUNCTIONS = frozenset({"numpy.asarray", "numpy.expand_dims", "numpy.squeeze", "numpy.atleast_3d"})
 # Fresh arrays in the source's axis order (numpy's order="K"): strides become positive.
-_ORDER_KEEPING_FUNCTIONS = frozenset({"numpy.array", "numpy.copy", "numpy.clip"})
-_ORDER_KEEPING_METHODS = frozenset({"astype"})
+_ORDER_KEEPING_FUNCTIONS = frozenset(
+    {"numpy.array", "numpy.copy", "numpy.clip"} | {f"numpy.{dtype}" for dtype in "float16 float32 float64 uint8 int32 int64".split()}
+)
+_ORDER_KEEPING_METHODS = frozenset({"astype", "clip"})
 
-Resolve = Callable[[str, Optional[cst.BaseExpression]], Optional[cst.BaseExpression]]
+Resolve = Callable[[str, Optional[cst.CSTNode]], Optional[cst.BaseExpression]]
+_RETURNS = "@returns_"  # the key a module tells how a function of it returns its array by (`@returns_permuted`)
+_CALLEE_DEPTH = 2  # how many calls deep the arrays a function returns are followed
+_MAX_FORKS = 3  # how many conditional expressions and operations deep both sides are followed
 
 
 def arriving_layout(ctx, node: cst.BaseExpression) -> Layout:
@@ -59,43 +66,86 @@ def arriving_layout(ctx, node: cst.BaseExpression) -> Layout:
     branches = []  # whether each reassignment followed was bound in a branch left since
     ends_at = []  # the last name followed, when it holds a parameter
 
-    def resolve(name: str, before: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    def resolve(name: str, before: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:
+        while (update := ctx.updated_in_place(name, before)) is not None:
+            before = update  # `x /= 255.0`: the same array, updated in place
         branches.append(ctx.bound_conditionally(name, before))
         value = ctx.value_of(name, before=before)
+        if value is None and (unpacked := ctx.unpacked_at(name)) is not None:
+            value = _element_of(*unpacked)  # `data, props = load_case(path)`: what `load_case` returns first
         ends_at[:] = [name] if value is None and ctx.holds_parameter(name, before) else []
         return value
 
-    kind = _layout(ctx, node, resolve, depth=0)
+    kind = _layout(ctx, node, _Walk(resolve))
     return Layout(kind, any(branches), ends_at[0] if ends_at and kind is None else None)
 
 
-def _layout(ctx, node: Optional[cst.BaseExpression], resolve: Resolve, depth: int) -> Optional[str]:
+def _element_of(source: cst.BaseExpression, position: int) -> Optional[cst.BaseExpression]:
+    """The element at ``position`` of what ``source`` (a call) gives, as ``source[position]``."""
+    if not isinstance(source, cst.Call):
+        return None
+    return cst.Subscript(source, [cst.SubscriptElement(cst.Index(cst.Integer(str(position))))])
+
+
+@dataclass(frozen=True)
+class _Walk:
+    """How a trail is being walked: ``resolve`` gives a name's value (before an assignment);
+    ``depth``: how many calls deep in the functions returning the array; ``forks``: how many
+    sides of conditional expressions, operations and paths around branches deep; ``indexed``:
+    an axis was indexed away nearer the end (``wav[:, 0]``: of a 2-D ``.T``, a vector is left)."""
+
+    resolve: Resolve
+    depth: int = 0
+    forks: int = 0
+    indexed: bool = False
+
+    def fork(self, indexed: bool) -> "_Walk":
+        return replace(self, forks=self.forks + 1, indexed=indexed)
+
+
+def _layout(
+    ctx, node: Optional[cst.BaseExpression], walk: _Walk,
+    assigned: Optional[cst.BaseExpression] = None,  # the assignment being looked through
+) -> Optional[str]:
     permuted = False
     fresh = False  # a fresh array was made after anything met further back: no negative strides
-    assigned: Optional[cst.BaseExpression] = None  # the assignment being looked through
     stored_at: Optional[int] = None  # the statement line of the last `results["img"] = ...` followed
+    indexed = walk.indexed
+    forking = walk.forks < _MAX_FORKS
     for _ in range(MAX_TRAIL):
         if isinstance(node, cst.Name):
-            node = assigned = resolve(node.value, assigned)
+            other = ctx.value_on_another_path(node.value, assigned) if walk.depth == 0 and forking else None
+            permuted = permuted or other is not None and _layout(ctx, other, walk.fork(indexed), other) == PERMUTED
+            node = assigned = walk.resolve(node.value, assigned)
             continue
-        if isinstance(node, cst.Subscript) and depth == 0 and (item := _stored_item(ctx, node, stored_at)) is not None:
+        if isinstance(node, cst.Subscript) and walk.depth == 0 and (item := _stored_item(ctx, node, stored_at)) is not None:
             node, stored_at = item  # results["img"] of a dict: what was stored under that key
             continue
         if isinstance(node, cst.Attribute):
             if dotted_name(node.value) == "self":
                 node = ctx.attribute_value(node.attr.value)
             elif node.attr.value == "T":
-                permuted, node = True, node.value
+                permuted, node = permuted or not indexed, node.value
             else:
                 break
             continue
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Call) and _integer_index(node) is not None:
+            returned = _returned_layout(ctx, node.value, replace(walk, indexed=indexed), assigned, _integer_index(node))
+            return _merged(permuted or returned == PERMUTED, fresh, returned)
         if isinstance(node, cst.Subscript):
             if _negative_step(node) and not fresh:
                 return REVERSED
+            indexed = indexed or _drops_an_axis(node)
             node = node.value
             continue
-        if isinstance(node, cst.BinaryOperation):  # img / 255.0: a fresh array, same axis order
-            array = _array_operand(node)
+        if isinstance(node, cst.IfExp) and forking:  # `a.transpose(2, 0, 1) if a.ndim == 3 else a[None]`
+            sides = {_layout(ctx, side, walk.fork(indexed), assigned) for side in (node.body, node.orelse)}
+            return _merged(permuted or PERMUTED in sides, fresh, REVERSED if sides == {REVERSED} else None)
+        if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.MatrixMultiply):
+            array = _array_operand(node)  # img / 255.0: a fresh array, same axis order
+            if array is None and forking:  # (x - mean[:, None, None]) / std: either side's layout
+                permuted = permuted or _layout(ctx, node.right, walk.fork(indexed), assigned) == PERMUTED
+                array = node.left
             if array is None:
                 break
             fresh, node = True, array
@@ -110,7 +160,7 @@ def _layout(ctx, node: Optional[cst.BaseExpression], resolve: Resolve, depth: in
             node = args[0].value if args else None
         elif name in _PERMUTING_FUNCTIONS and args:
             permuted, node = True, args[0].value
-        elif method_call(node, *_PERMUTING_METHODS) is not None and _axes(args):
+        elif method_call(node, *_PERMUTING_METHODS) is not None and _axes(node):
             permuted, node = True, node.func.value
         elif _makes_contiguous(ctx, node, name):
             break
@@ -119,20 +169,41 @@ def _layout(ctx, node: Optional[cst.BaseExpression], resolve: Resolve, depth: in
         elif (name in _ORDER_KEEPING_FUNCTIONS and args) or method_call(node, *_ORDER_KEEPING_METHODS):
             fresh, node = True, args[0].value if name in _ORDER_KEEPING_FUNCTIONS else node.func.value
         else:
-            returned = _returned_layout(ctx, node, depth) if depth == 0 else None
-            if returned == REVERSED and not fresh:
-                return REVERSED
-            permuted = permuted or returned == PERMUTED
-            break
+            return _merged(permuted, fresh, _returned_layout(ctx, node, replace(walk, indexed=indexed), assigned))
     return PERMUTED if permuted else None
 
 
+def _merged(permuted: bool, fresh: bool, further: Optional[str]) -> Optional[str]:
+    """The layout of a trail that met ``permuted`` and ``fresh`` before reaching an array that
+    arrives as ``further``."""
+    if further == REVERSED and not fresh:
+        return REVERSED
+    return PERMUTED if permuted or further == PERMUTED else None
+
+
+def _drops_an_axis(node: cst.Subscript) -> bool:
+    """``a[:, 0]``, ``a[i]``: an index that is no slice, ``None`` or ``...``."""
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Index) and not isinstance(index.value, cst.Ellipsis) and dotted_name(index.value) != "None":
+            return True
+    return False
+
+
+def _integer_index(node: cst.Subscript) -> Optional[int]:
+    """``result[1]``: the one integer index."""
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+        return int(index.value.value)
+    return None
+
+
 def _stored_item(ctx, node: cst.Subscript, before: Optional[int]) -> Optional[Tuple[cst.BaseExpression, int]]:
-    """``sample["image"]``: the value the current function last stored under that string key of
-    that name (``sample["image"] = np.transpose(sample["image"], (2, 0, 1))``) before the
-    statement line ``before`` (or the current one), and that line's position."""
-    key = string_key(node)
-    if not isinstance(key, str) or not isinstance(node.value, cst.Name):
+    """``sample["image"]`` (or ``results[key]``): the value the current function last stored
+    under that key of that name (``sample["image"] = np.transpose(sample["image"], (2, 0, 1))``)
+    before the statement line ``before`` (or the current one), and that line's position."""
+    key = _item_key(node)
+    if key is None or not isinstance(node.value, cst.Name):
         return None
     lines = list(simple_statements(ctx.scope.function.node or ctx.module))
     if before is None:
@@ -145,11 +216,21 @@ def _stored_item(ctx, node: cst.Subscript, before: Optional[int]) -> Optional[Tu
     return None
 
 
+def _item_key(node: cst.Subscript) -> Optional[str]:
+    """The key of ``sample["image"]`` (the string) or of ``results[key]`` (the name, quoted by
+    backticks so that it cannot equal a string key)."""
+    key = string_key(node)
+    if isinstance(key, str):
+        return key
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    return f"`{index.value.value}`" if isinstance(index, cst.Index) and isinstance(index.value, cst.Name) else None
+
+
 def _same_item(target: cst.BaseExpression, item: cst.Subscript, key: str) -> bool:
-    """Is ``target`` ``name["key"]`` for the name and key of ``item``?"""
+    """Is ``target`` ``name[key]`` for the name and key of ``item``?"""
     return (
         isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)
-        and target.value.value == item.value.value and string_key(target) == key
+        and target.value.value == item.value.value and _item_key(target) == key
     )
 
 
@@ -183,10 +264,10 @@ def _number(node: cst.BaseExpression) -> bool:
     )
 
 
-def _axes(args) -> bool:
-    """numpy's axes (``2, 0, 1``, ``(2, 0, 1)``, a name, or none), not PIL's
-    ``Image.FLIP_LEFT_RIGHT``."""
-    return all(not isinstance(arg.value, cst.Attribute) for arg in args)
+def _axes(call: cst.Call) -> bool:
+    """Given numpy's axes (``2, 0, 1``, ``(2, 0, 1)``, a name, or none), not PIL's
+    ``Image.FLIP_LEFT_RIGHT`` or ``method=...``."""
+    return all(arg.keyword is None and not isinstance(arg.value, cst.Attribute) for arg in call.args)
 
 
 def _makes_contiguous(ctx, call: cst.Call, name: str) -> bool:
@@ -203,19 +284,52 @@ def _order(call: cst.Call, wanted: str) -> bool:
     return order is not None and literal_value(order.value) == wanted
 
 
-def _returned_layout(ctx, call: cst.Call, depth: int) -> Optional[str]:
-    """The layout a call of one of the file's own functions (``to_chw(img)``, ``self._load(i)``)
-    returns, judged from its ``return`` statements."""
-    function = ctx.function_here(call.func)
-    if function is None:
+def _returned_layout(
+    ctx, call: cst.Call, walk: _Walk, assigned: Optional[cst.BaseExpression], position: Optional[int] = None,
+) -> Optional[str]:
+    """The layout a call of a function of the project (``to_chw(img)``, ``self._load(i)``,
+    ``utils.hwc_to_chw(img)``) returns, judged from its ``return`` statements (their element at
+    ``position``, for a tuple), following what the call passes for a parameter it returns
+    (``def normalize(data): data -= data.mean(); return data``). A function of another module
+    is for that module to tell."""
+    if walk.depth >= _CALLEE_DEPTH:
         return None
+    function = ctx.function_here(call.func) if isinstance(call.func, (cst.Name, cst.Attribute)) else None
+    if function is None:
+        callee = ctx.project_callee(call.func) if walk.depth == 0 and position is None else None
+        if callee is None:
+            return None
+        told = [ctx.need(f"{callee}{_RETURNS}{kind}") for kind in (REVERSED, PERMUTED)]  # ask for both keys
+        return REVERSED if told[0] else PERMUTED if told[1] else None
     values = _local_values(function)
-    layouts = {
-        _layout(ctx, ret.value, lambda name, _before: values.get(name), depth + 1)
-        for ret in _returns(function)
-        if ret.value is not None
-    }
+    passed = arguments_by_parameter(call, function)
+    layouts = set()
+    for returned in _returned_values(function, position):
+        ends_at = []
+
+        def local(name: str, _before: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:
+            value = values.get(name)
+            ends_at[:] = [name] if value is None else []
+            return value
+
+        kind = _layout(ctx, returned, _Walk(local, walk.depth + 1, indexed=walk.indexed))
+        if kind is None and ends_at and ends_at[0] in passed:
+            kind = _layout(ctx, passed[ends_at[0]], replace(walk, depth=walk.depth + 1), assigned)
+        layouts.add(kind)
     return REVERSED if REVERSED in layouts else PERMUTED if PERMUTED in layouts else None
+
+
+def offer_returned_layouts(ctx, kind: str) -> None:
+    """Tell the other modules of the project which module-level functions of this one return an
+    array laid out as ``kind`` (``def hwc_to_chw(img): return img.transpose(2, 0, 1)``)."""
+    for scope in ctx.module_scope.methods.values():
+        key = ctx.function_key(scope) if scope.kind == "function" else None
+        if key is not None and _returned_layout(ctx, cst.Call(cst.Name(scope.name)), _Walk(_nothing), None) == kind:
+            ctx.offer(f"{key}{_RETURNS}{kind}", "yes")
+
+
+def _nothing(_name: str, _before: Optional[cst.CSTNode]) -> None:
+    return None
 
 
 def _local_values(function: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
@@ -230,9 +344,17 @@ def _local_values(function: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
     return values
 
 
-def _returns(function: cst.FunctionDef) -> Iterator[cst.Return]:
+def _returned_values(function: cst.FunctionDef, position: Optional[int]) -> Iterator[cst.BaseExpression]:
+    """What ``function`` returns (the element at ``position`` of the tuples it returns)."""
     for statement in simple_statements(function.body):
-        yield from (small for small in statement.body if isinstance(small, cst.Return))
+        for small in statement.body:
+            value = small.value if isinstance(small, cst.Return) else None
+            if position is None and value is not None:
+                yield value
+            elif isinstance(value, cst.Tuple) and position < len(value.elements):
+                element = value.elements[position]
+                if not isinstance(element, cst.StarredElement):
+                    yield element.value
 
 
 def contiguous_fix(ctx, argument: cst.BaseExpression) -> Tuple[Replacement, ...]:

@@ -52,9 +52,11 @@ class Bindings:
         # names unpacked from a call's result or a name -> it, and the name's position among the targets
         self.unpacked: Dict[str, Tuple[cst.BaseExpression, int]] = {}
         self.batch_parts: Set[str] = set()  # names unpacked from a batch a loader gave (`x, y = batch`)
-        # name -> (assignment number, value, how many `if` branches deep it was bound)
-        self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression], int]]] = {}
+        self.updates: Dict[int, cst.AugAssign] = {}  # assignment number -> the augmented assignment (`x /= 255`)
+        # name -> (assignment number, value, how many `if` branches deep it was bound, in which branch)
+        self._history: Dict[str, List[Tuple[int, Optional[cst.BaseExpression], int, int]]] = {}
         self._branches: List[_Branches] = []
+        self._branch = 0  # the number of the branch being walked (each `if` branch gets the next)
 
     def bind(
         self, name: str, kind: Optional[str], value: Optional[cst.BaseExpression], order: int,
@@ -70,7 +72,7 @@ class Bindings:
             self.parts.pop(name, None)
         self.unpacked.pop(name, None)
         self.batch_parts.discard(name)
-        self._history.setdefault(name, []).append((order, value, len(self._branches)))
+        self._history.setdefault(name, []).append((order, value, len(self._branches), self._branch))
 
     def set_kind(self, name: str, kind: Optional[str]) -> None:
         if self._branches:
@@ -101,6 +103,16 @@ class Bindings:
         entry = self._latest(name, before)
         return entry is not None and entry[2] > len(self._branches)
 
+    def on_another_path(self, name: str, before: Optional[int] = None) -> Optional[cst.BaseExpression]:
+        """When the value ``latest`` reads was bound in a branch the walk has since left, the
+        value ``name`` held on a path around it: bound before that branch (``x = x.T`` ... ``if
+        mono: x = x[0]``) or in an earlier sibling branch (``if t: y = a.T`` ``else: y = a``)."""
+        entries = [entry for entry in self._history.get(name, ()) if before is None or entry[0] < before]
+        if not entries or entries[-1][2] <= len(self._branches):
+            return None
+        last = entries[-1]
+        return next((entry[1] for entry in reversed(entries[:-1]) if entry[3] != last[3] and entry[2] <= last[2]), None)
+
     def _latest(self, name: str, before: Optional[int]):
         for entry in reversed(self._history.get(name, ())):
             if before is None or entry[0] < before:
@@ -110,6 +122,7 @@ class Bindings:
     # ---- branches: the traversal calls these around each ``if`` ----------------------------
     def enter_if(self, order: int) -> None:
         self._branches.append(_Branches(order))
+        self._branch += 1
 
     def end_branch(self, terminates: bool, order: int) -> None:
         """The current branch of the innermost ``if`` ends; the next one starts from the same state."""
@@ -128,6 +141,7 @@ class Bindings:
                 self.kinds[name] = before
         frame.bound = set()
         frame.start = order
+        self._branch += 1
 
     def leave_if(self, has_else: bool) -> bool:
         """Merge the branches of the innermost ``if``; True when every branch terminates."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.context.arrays import REVERSED, arriving_layout, contiguous_fix
+from torchlint.context.arrays import REVERSED, arriving_layout, contiguous_fix, offer_returned_layouts
 from torchlint.diagnostics import SAFE, UNSAFE
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import has_star_args, positional
@@ -19,14 +19,16 @@ class NegativeStrideFromNumpy(Rule):
     )
     fix = "safe"
     raises = ValueError  # "At least one stride in the given numpy array is negative"
-    triggers = ("from_numpy",)
+    # the files that call torch.from_numpy, and those that reverse arrays they may return to one
+    triggers = ("from_numpy", "::-1", "flip", "rot90")
     what = (
         "Finds `torch.from_numpy(a)` where `a` is a numpy view with a negative stride: a slice with "
         "a negative step (`img[:, :, ::-1]`, the usual BGR to RGB swap) or `np.flip` / `np.flipud` / "
         "`np.fliplr` / `np.rot90`, possibly followed by transposes (`.transpose(...)`, "
         "`np.transpose`, `.swapaxes`, `.T`), in the same expression or through reassignments in "
         "the same function (`img = img[:, :, ::-1]` ... `img = img.transpose(2, 0, 1)` ... "
-        "`torch.from_numpy(img)`), with no copy (`np.ascontiguousarray`, `.copy()`, `.astype(...)`, "
+        "`torch.from_numpy(img)`), or returned by a function of the project (`bgr_to_rgb(img)`, also "
+        "of another module), with no copy (`np.ascontiguousarray`, `.copy()`, `.astype(...)`, "
         "`np.array(...)`, arithmetic) in between. A plain transpose without a reversal is TL302's."
     )
     why = (
@@ -202,3 +204,6 @@ class NegativeStrideFromNumpy(Rule):
             # where the reversal is conditional, the other path loses its memory sharing
             level = UNSAFE if layout.conditional else SAFE
             self.report(node, replacements=contiguous_fix(self.ctx, args[0].value), applicability=level)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        offer_returned_layouts(self.ctx, REVERSED)

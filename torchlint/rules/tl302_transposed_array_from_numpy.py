@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
-from torchlint.context.arrays import PERMUTED, arriving_layout, contiguous_fix
+from torchlint.context.arrays import PERMUTED, arriving_layout, contiguous_fix, offer_returned_layouts
 from torchlint.context.calls import arguments_by_parameter, parameter_position
 from torchlint.context.scopes import Scope
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -43,13 +43,19 @@ class TransposedArrayFromNumpy(Rule):
     what = (
         "Finds `torch.from_numpy(a)` where `a` is a numpy array permuted by `.transpose(...)`, "
         "`np.transpose`, `.swapaxes`, `np.moveaxis` or `.T` (an HWC image turned CHW is the usual "
-        "case), followed through reassignments in the same function (also of a dict's string key: "
-        "`sample[\"image\"] = np.transpose(sample[\"image\"], (2, 0, 1))`), `self` attributes and the "
-        "return values of the file's own functions (`to_chw(img)`), and into the parameter of a "
+        "case), followed through reassignments in the same function (also in place, `x /= 255.0`, "
+        "and of a dict's key: `sample[\"image\"] = np.transpose(sample[\"image\"], (2, 0, 1))`), "
+        "every path through an `if` and both sides of conditional expressions, `self` attributes, "
+        "the return values of the "
+        "project's functions (`to_chw(img)`, `image_utils.hwc_to_chw(img)` of another module, an "
+        "element of a returned tuple: `data, props = load_case(path)`, and what a helper is given "
+        "and returns: `normalize(vol.transpose(3, 0, 1, 2))`), and into the parameter of a "
         "function of the file, or of another module of the project, that a call passes the array "
         "to (also handed on through other functions' parameters), with no `np.ascontiguousarray` "
-        "or `.copy()` in between. `astype`, `np.array`, `np.clip` and arithmetic (`img / 255.0`, `(v - v.mean()) / v.std()`) make a new "
-        "array in the same axis order, so they do not help. Not reported when the tensor is made "
+        "or `.copy()` in between. `astype`, `np.float32(...)`, `np.array`, `np.clip`/`.clip` and "
+        "arithmetic (`img / 255.0`, `(x - mean[:, None, None]) / std`) make a new array in the same "
+        "axis order, so they do not help; a matrix product (`a.T @ b`) and a vector indexed out of "
+        "a 2-D `.T` (`wav.T[:, 0]`) do. Not reported when the tensor is made "
         "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`, "
         "also after casts and element-wise methods, which keep the strides: `.float().div(255)."
         "contiguous()`), given a layout on purpose (`.to(device, memory_format=torch.channels_last)`) "
@@ -164,12 +170,35 @@ class TransposedArrayFromNumpy(Rule):
         Valid("""
             import numpy as np
             import torch
+
+            def channel(wav, ref):
+                x = wav.T
+                if ref is not None:
+                    x = x[ref]  # one row: a vector
+                else:
+                    x = np.ascontiguousarray(x)
+                return torch.from_numpy(x)
+        """),
+        Valid("""
+            import numpy as np
+            import torch
             from PIL import Image
             t = torch.from_numpy(np.array(img.transpose(Image.FLIP_LEFT_RIGHT)))
         """),
         Valid("""
             import torch
             t = torch.from_numpy(img[:, :, ::-1].transpose(2, 0, 1))
+        """),
+        Valid("""
+            import numpy as np
+            import torch
+            from PIL import Image
+
+            def load(img, audio, features, points, r):
+                rotated = torch.from_numpy(np.array(img.transpose(method=Image.ROTATE_90)))  # PIL's
+                first = torch.from_numpy(audio.T[:, 0])  # an axis of a 2-D transpose indexed away: a vector
+                gram = torch.from_numpy(features.T @ features)  # a matrix product: a new C-contiguous array
+                return rotated, first, gram, torch.from_numpy(points @ r.T)
         """),
         Valid("""
             import numpy as np
@@ -199,6 +228,97 @@ class TransposedArrayFromNumpy(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import numpy as np
+            import torch
+
+            def normalize(img, mean, std):
+                x = np.float32(img.transpose(2, 0, 1))
+                x /= 255.0  # in place: the same array
+                x = (x - mean[:, None, None]) / std[:, None, None]  # a new array, the same axis order
+                return torch.from_numpy(x)  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import torch
+
+            def normalize(img, mean, std):
+                x = np.float32(img.transpose(2, 0, 1))
+                x /= 255.0  # in place: the same array
+                x = (x - mean[:, None, None]) / std[:, None, None]  # a new array, the same axis order
+                return torch.from_numpy(np.ascontiguousarray(x))
+        """),
+        Invalid("""
+            import numpy as np
+            import torch
+
+            def load_case(path):
+                return np.load(path).transpose(3, 0, 1, 2), path
+
+            def clip(data):
+                data -= data.mean()
+                return data.clip(-3, 3)
+
+            def predict(net, path):
+                data, _ = load_case(path)
+                return net(torch.from_numpy(clip(data)))  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import torch
+
+            def load_case(path):
+                return np.load(path).transpose(3, 0, 1, 2), path
+
+            def clip(data):
+                data -= data.mean()
+                return data.clip(-3, 3)
+
+            def predict(net, path):
+                data, _ = load_case(path)
+                return net(torch.from_numpy(np.ascontiguousarray(clip(data))))
+        """),
+        Invalid("""
+            import numpy as np
+            import torch
+
+            def features(spec, n):
+                feats = spec.T
+                if feats.shape[0] < n:
+                    feats = np.pad(feats, ((0, n - feats.shape[0]), (0, 0)))
+                else:
+                    feats = feats[:n]  # this path keeps the transpose
+                return torch.from_numpy(feats)  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import torch
+
+            def features(spec, n):
+                feats = spec.T
+                if feats.shape[0] < n:
+                    feats = np.pad(feats, ((0, n - feats.shape[0]), (0, 0)))
+                else:
+                    feats = feats[:n]  # this path keeps the transpose
+                return torch.from_numpy(np.ascontiguousarray(feats))
+        """),
+        Invalid("""
+            import torch
+
+            def to_tensor(results, keys):
+                for key in keys:
+                    img = results[key]
+                    results[key] = img.transpose(2, 0, 1) if img.ndim == 3 else img[None]
+                    results[key] = torch.from_numpy(results[key])  # expect: TL302
+                return results
+        """, fixed="""
+            import torch
+            import numpy as np
+
+            def to_tensor(results, keys):
+                for key in keys:
+                    img = results[key]
+                    results[key] = img.transpose(2, 0, 1) if img.ndim == 3 else img[None]
+                    results[key] = torch.from_numpy(np.ascontiguousarray(results[key]))
+                return results
+        """),
         Invalid("""
             import numpy as np
             import torch
@@ -459,6 +579,7 @@ class TransposedArrayFromNumpy(Rule):
                     del self._stored[key]  # not in another branch of an `if` it was stored in
 
     def leave_Module(self, node: cst.Module) -> None:
+        offer_returned_layouts(self.ctx, PERMUTED)
         for stored in self._stored.values():
             self._report_stored(stored)
         permuted = self._permuted_parameters() if self._waiting else set()
