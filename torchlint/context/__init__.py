@@ -19,7 +19,7 @@ from torchlint.context.dataflow import Bindings, assigned_before, self_attribute
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
     TORCH_ONLY_CALL, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, empty_input_branch,
-    evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, host_library,
+    evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed,
     off_gpu_branch, once_only_branch, runs_once_after_guard, takes_step, warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
@@ -29,7 +29,7 @@ from torchlint.context.scopes import (
 )
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
-    dimension_index, dimension_source, parameter_kind, shape_source,
+    dimension_index, dimension_source, host_library, parameter_kind, shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
 from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, positional
@@ -45,6 +45,9 @@ _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 # Calls that are never to a function of the project being linted.
 _TEST_CASE_PREFIXES = ("test", "setup")
 _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "logging.")
+# Methods whose result shows a tensor: a tensor's own, and a move of a tensor-kind value
+# (`y.cuda()`: a module's would not be tensor-kind).
+_SHOWING_TENSOR_METHODS = TENSOR_METHODS | {"cuda", "to"}
 
 
 class FileContext:
@@ -404,7 +407,7 @@ class FileContext:
                 owner = node.func.value
                 if isinstance(owner, cst.Name) and owner.value == "self":
                     return False  # self.helper(x) may well return a bool or a number
-                return node.func.attr.value in TENSOR_METHODS or self.surely_tensor(owner, depth)
+                return node.func.attr.value in _SHOWING_TENSOR_METHODS or self.surely_tensor(owner, depth)
         return False
 
     def in_comprehension(self) -> bool:

@@ -17,7 +17,7 @@ import libcst as cst
 from torchlint.context.scopes import is_training_step_call
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
-    dimension_source, is_dtype, is_tensor_op, merge_kinds,
+    dimension_source, host_library, is_dtype, is_tensor_op, merge_kinds,
 )
 from torchlint.syntax import dotted_name, is_name, method_call
 from torchlint.walker import descendants, direct_nodes, iter_children, simple_statements
@@ -26,7 +26,6 @@ _JOINS = frozenset("cat concat concatenate stack hstack vstack dstack".split())
 _PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _REGISTERS = frozenset({"register_buffer", "register_parameter"})
 # Libraries that take host arrays only: data handed to them has to leave the device.
-_HOST_LIBRARIES = frozenset("numpy scipy sklearn cv2 PIL skimage pandas onnxruntime librosa".split())
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 _EXPORT_CHECK = re.compile(r"onnx|is_scripting|is_tracing|tracing|export", re.IGNORECASE)
 # Words of a flag that turns on debugging output or statistics (`self.debug`, `collect_stats`).
@@ -149,11 +148,6 @@ class FunctionFacts:
             for arg in node.args:
                 if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
                     self.torch_arguments.add(arg.value.value)
-
-
-def host_library(name: Optional[str]) -> bool:
-    """Is ``name`` (a qualified name) a function of numpy, scipy, OpenCV and the like?"""
-    return (name or "").split(".", 1)[0] in _HOST_LIBRARIES
 
 
 def host_consumed(root: cst.CSTNode, qualname: Callable) -> Set[str]:
@@ -291,13 +285,14 @@ def takes_step(body: cst.CSTNode) -> bool:
 def evaluates_dataset(function: cst.FunctionDef, qualname: Callable) -> bool:
     """Does a function loop over a dataset's batches (``for x, y in loader``,
     ``for i, (x, y) in enumerate(loader)``, or any loop that feeds a model it is given:
-    ``model(batch)``), or run under no-grad: an evaluation, not one call of a loss? A loss
-    walking a list of predictions (``for i, p in enumerate(preds)``) is neither."""
+    ``model(batch)``), or run a model or a loop under no-grad: an evaluation, not one call of a
+    loss? A loss walking a list of predictions (``for i, p in enumerate(preds)``), or computing
+    statistics under no-grad (``with torch.no_grad(): clipfrac = ...``), is neither."""
     parameters = _parameters(function)
     for node in direct_nodes(function.body):
         if isinstance(node, cst.With) and any(
             isinstance(item.item, cst.Call) and qualname(item.item.func) in _NO_GRAD for item in node.items
-        ):
+        ) and _runs_a_model(node.body, parameters):
             return True
         if isinstance(node, cst.For):
             iterated = _iterated_name(node.iter, qualname)
@@ -333,6 +328,20 @@ def _unpacks_elements(loop: cst.For, qualname: Callable) -> bool:
 def _parameters(function: cst.FunctionDef) -> Set[str]:
     params = function.params
     return {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)}
+
+
+def _runs_a_model(body: cst.BaseSuite, parameters: Set[str]) -> bool:
+    """Does ``body`` loop, or call a parameter, ``self`` or a ``self`` attribute (``model(x)``,
+    ``self(x)``, ``self.net(x)``)?"""
+    for node in descendants(body):
+        if isinstance(node, (cst.For, cst.While)):
+            return True
+        if isinstance(node, cst.Call) and (
+            isinstance(node.func, cst.Name) and node.func.value in parameters | {"self"}
+            or isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")
+        ):
+            return True
+    return False
 
 
 def _calls_a_parameter(body: cst.BaseSuite, parameters: Set[str]) -> bool:

@@ -23,6 +23,7 @@ HOST = "host"
 NOT = "not"
 BATCH = "batch"
 CPU = "cpu"  # the CPU device itself: "cpu", torch.device("cpu"), a name holding one
+MODULE = "module"  # an instance of a torch.nn layer or loss (`criterion = nn.CrossEntropyLoss()`): no tensor
 
 # torch.* callables that return something other than a tensor.
 _NON_TENSOR_PREFIXES = (
@@ -42,6 +43,11 @@ _NON_TENSOR_PREFIXES = (
     "torch.equal", "torch.allclose",
 )
 _TENSOR_PREFIXES = ("torch.nn.functional.",)
+# Libraries of host arrays and numbers: what their functions return is no tensor.
+_HOST_LIBRARIES = frozenset("numpy scipy sklearn cv2 PIL skimage pandas onnxruntime librosa".split())
+_NUMBER_LIBRARIES = frozenset({"math", "random"})
+_MODULE_PACKAGES = frozenset({"torch.nn", "torch.nn.modules"})
+_NN_TENSOR_CLASSES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})
 # Tensor methods that return something else, and `items`/`keys`: what has them is a dict (a
 # parameter annotated `Union[Tensor, Dict[str, Tensor]]`), not a tensor.
 _NON_TENSOR_METHODS = frozenset(
@@ -79,12 +85,26 @@ def is_tensor_op(qualname: str) -> bool:
     return qualname.startswith(_TENSOR_PREFIXES) or not qualname.startswith(_NON_TENSOR_PREFIXES)
 
 
+def _module_class(qualname: str) -> bool:
+    """``torch.nn.Conv2d``, ``torch.nn.CrossEntropyLoss``: a layer or loss class (not a
+    ``Parameter``, nor a function of ``torch.nn.functional``/``init``/``utils``)."""
+    package, _, last = qualname.rpartition(".")
+    return package in _MODULE_PACKAGES and last[:1].isupper() and last not in _NN_TENSOR_CLASSES
+
+
+def host_library(name: Optional[str]) -> bool:
+    """Is ``name`` (a qualified name) a function of numpy, scipy, OpenCV and the like?"""
+    return (name or "").split(".", 1)[0] in _HOST_LIBRARIES
+
+
 def torch_call_kind(qualname: str, call: cst.Call, kind: Callable) -> Optional[str]:
     """Kind of the result of ``call``, a call of the torch function ``qualname``."""
     if qualname == "torch.from_numpy":
         return HOST
     if qualname in VARIABLE:
         return kind(call.args[0].value) if call.args and call.args[0].keyword is None else None
+    if _module_class(qualname):
+        return MODULE
     if "._" in qualname:
         return None  # private API: no promises
     factory = factory_name(qualname)
@@ -204,11 +224,15 @@ class TensorInference:
         func = node.func
         qualname = self._qualname(func)
         if qualname is not None:
-            if qualname.startswith("builtins."):
-                return NOT
+            if qualname.startswith("builtins.") or host_library(qualname) or qualname.split(".", 1)[0] in _NUMBER_LIBRARIES:
+                return NOT  # np.random.rand(1).item() reads no tensor
             if qualname == "torch.device" and node.args and isinstance(node.args[0].value, cst.SimpleString):
                 return CPU if _names_cpu(node.args[0].value) else NOT
             return torch_call_kind(qualname, node, self.kind)
+        if type(func) is cst.Name and self._name_kind(func.value) == MODULE:
+            # criterion(logits, y): a layer or loss gives a tensor where its inputs are
+            kinds = {self.kind(arg.value) for arg in node.args} & {TENSOR, HOST}
+            return HOST if kinds == {HOST} else TENSOR
         if not isinstance(func, cst.Attribute):
             return None
         method = func.attr.value

@@ -117,6 +117,18 @@ class HostSyncInHotPath(Rule):
     )
     valid = (
         Valid("""
+            import numpy as np
+            from torch import nn
+
+            def mask_length(shape, mask_prob, span):
+                jitter = np.random.rand(1).item()  # a numpy array's item: no tensor
+                return int(mask_prob * shape[1] / span + jitter)
+
+            class Masker(nn.Module):
+                def forward(self, h):
+                    return h[:, :mask_length(h.shape, 0.05, 10)]
+        """),
+        Valid("""
             import torch.nn.functional as F
 
             def train(model, loader, optimizer):
@@ -687,6 +699,32 @@ class HostSyncInHotPath(Rule):
                     for i in range(len(y)):
                         self.hits += int(preds[i] == y[i])  # expect: TL201
                     return loss
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            def train(model, loader, optimizer):
+                criterion = nn.CrossEntropyLoss(reduction="none")
+                for x, y in loader:
+                    x, y = x.cuda(), y.cuda()
+                    losses = criterion(model(x), y)
+                    losses.mean().backward()
+                    optimizer.step()
+                    hardest = [losses[i].item() for i in range(len(y))]  # expect: TL201
+                    for i in range(len(y)):
+                        if y[i] == 0:  # expect: TL201
+                            hardest[i] = 0.0
+        """),
+        Invalid("""
+            import torch
+
+            def ppo_loss(logp, old_logp, adv, clip=0.2):
+                ratio = (logp - old_logp).exp()
+                loss = -torch.min(ratio * adv, ratio.clamp(1 - clip, 1 + clip) * adv).mean()
+                with torch.no_grad():  # statistics, not an evaluation
+                    clipfrac = ((ratio - 1.0).abs() > clip).float().mean()
+                return loss, clipfrac.item()  # expect: TL201
         """),
     )
 
