@@ -870,10 +870,13 @@ class FileContext:
             return
         if self._validates_with_object(func):
             return  # `if not self.training: self.error_calculator(...)`: statistics of evaluation
-        if isinstance(func, cst.Name) or (
-            isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
-        ):
+        if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and is_name(func.value, "self")):
             scope.called.add(dotted_name(func) or "")
+        cls = scope.enclosing_class
+        for arg in node.args if cls is not None else ():  # a method handed on: multi_apply(self._targets_single, ...)
+            value = arg.value
+            if isinstance(value, cst.Attribute) and is_name(value.value, "self") and value.attr.value in cls.methods:
+                scope.called.add(f"self.{value.attr.value}")
         target = self.project_callee(func)
         if target is not None:
             scope.imported.add(target)

@@ -56,7 +56,8 @@ class HostSyncInHotPath(Rule):
         "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
         "comparison is a truth test), and `print(t)`. In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions and loss "
-        "modules (and their helpers) every one is reported, also `.item()` and `if x.any():` / "
+        "modules (and their helpers, also methods they hand on to be called: "
+        "`multi_apply(self._targets_single, ...)`) every one is reported, also `.item()` and `if x.any():` / "
         "`x.all()`, or `x.sum() == 0`, on a value whose kind the file cannot tell (there they are a "
         "tensor's). In step code (`training_step` and its "
         "family, training-loop bodies) only those that run once per element are reported: inside "
@@ -725,6 +726,21 @@ class HostSyncInHotPath(Rule):
                 with torch.no_grad():  # statistics, not an evaluation
                     clipfrac = ((ratio - 1.0).abs() > clip).float().mean()
                 return loss, clipfrac.item()  # expect: TL201
+        """),
+        Invalid("""
+            from torch import nn
+
+            def multi_apply(func, *args):
+                return tuple(map(list, zip(*map(func, *args))))
+
+            class Head(nn.Module):
+                def _targets_single(self, anchors, valid):  # run per image by the loss
+                    if not valid.any():  # expect: TL201
+                        return None, None
+                    return anchors[valid], valid.sum()
+
+                def loss(self, anchor_list, valid_list):
+                    return multi_apply(self._targets_single, anchor_list, valid_list)
         """),
     )
 
