@@ -16,7 +16,7 @@ import libcst as cst
 from torchlint.context.factories import (
     DATA_FACTORIES, LEGACY_CONSTRUCTORS, VARIABLE, data_argument, factory_name, passes,
 )
-from torchlint.syntax import dotted_name
+from torchlint.syntax import dotted_name, method_call
 
 TENSOR = "tensor"
 HOST = "host"
@@ -244,6 +244,8 @@ class TensorInference:
         owner_kind = self.kind(owner)
         if owner_kind == BATCH and method in _DEVICE_METHODS:
             return BATCH
+        if owner_kind is None and method in _DEVICE_METHODS and type(owner) is cst.Subscript and not self._casts(node):
+            return TENSOR  # batch["frame"].to(device): an entry of a batch moved to the device
         if owner_kind is None and (
             method in TENSOR_RESULT_METHODS or method in ARRAY_MEMBERS and _torch_keywords(node)
         ):
@@ -255,13 +257,17 @@ class TensorInference:
         if method in _HOST_METHODS:
             return HOST
         if method in _DEVICE_METHODS:
-            if method == "to" and node.args and all(
-                arg.keyword is None and is_dtype(arg.value, self._qualname) for arg in node.args
-            ):
+            if self._casts(node):
                 return owner_kind  # x.to(torch.float16), x.to(dtype): a cast stays where it is
             moves_to_cpu = node.args and self.kind(node.args[0].value) == CPU
             return HOST if moves_to_cpu else TENSOR
         return owner_kind
+
+    def _casts(self, call: cst.Call) -> bool:
+        """``x.to(torch.float16)``, ``x.to(dtype)``: a cast, no move."""
+        return method_call(call, "to") is not None and bool(call.args) and all(
+            arg.keyword is None and is_dtype(arg.value, self._qualname) for arg in call.args
+        )
 
     def _attribute_kind(self, node: cst.Attribute) -> Optional[str]:
         owner_kind = self.kind(node.value)

@@ -14,7 +14,7 @@ from torchlint.context.devices import names_cpu
 from torchlint.context.scopes import Scope, callee, is_training_step_call, method_def
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name, dotted_name
+from torchlint.syntax import COMPREHENSIONS, assigned_name, dotted_name
 from torchlint.walker import descendants, simple_statements
 
 
@@ -47,6 +47,7 @@ _WAITING_METHODS = HOST_READ_METHODS | frozenset(
 )
 # `print`, and torch calls that hand back host values: a saved tensor is copied to the host, a
 # comparison of whole tensors returns a Python bool.
+_MOVES = frozenset({"cuda", "to"})  # a model moved so runs on the device
 _WAITING_BUILTINS = HOST_READ_BUILTINS | frozenset({"builtins.print", "torch.save", "torch.allclose", "torch.equal"})
 # Helpers whose name says they bring a tensor to the host: `to_numpy(loss)`, `tensor2np(x)`, `to_cpu(t)`.
 _TO_HOST_NAME = re.compile(r"(^|_|2)(numpy|np|cpu)$", re.IGNORECASE)
@@ -86,7 +87,9 @@ class TimingWithoutSync(Rule):
         "validate(model, loader)` reading `.item()` per batch). A stamp that is only ever "
         "subtracted (`turn_start = time.perf_counter()` ... `time.perf_counter() - turn_start`) starts "
         "an interval; it closes none. GPU work is a "
-        "`.backward()`, an `optimizer.step()`, arithmetic on tensors, or a call on or with a tensor. Only in files that use "
+        "`.backward()`, an `optimizer.step()`, arithmetic on tensors, a call on or with a tensor (also an "
+        "entry of a batch moved to the device: `batch[\"frame\"].to(device)`), or a call of a model the "
+        "function moves to the device (`model = model.cuda()` ... `model(inputs)`). Only in files that use "
         "CUDA or move data to a device held in a variable (`x.to(device)`). A clock read inside a loop that never restarts it (`elapsed = time.time() - "
         "start_time` for an ETA or a progress line) is not reported: it spans every iteration so "
         "far, so at most the last few queued steps are missing from it. Nor is one read after a whole "
@@ -302,6 +305,26 @@ class TimingWithoutSync(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import time
+            import torch
+
+            def evaluate(model, loader):
+                model = model.cuda()  # runs on the device: calling it launches kernels
+                compute = 0.0
+                with torch.no_grad():
+                    for inputs in loader:
+                        start = time.perf_counter()
+                        outputs = model(inputs)
+                        compute += time.perf_counter() - start  # expect: TL601
+                return compute
+
+            def timed_forward(model, batch, device):
+                frames = batch["frame"].to(device)
+                start = time.perf_counter()
+                logits = model(frames)
+                return logits, time.perf_counter() - start  # expect: TL601
+        """),
         Invalid("""
             import time
 
@@ -643,7 +666,7 @@ class TimingWithoutSync(Rule):
         if own is not None and self._leaves_step(own):
             self._queued(regions)  # self.run_iter(batch): a function of the file that steps, waiting for nothing after
             return
-        if self._gpu_work(node):
+        if self._gpu_work(node) and not self._waited_for_by_elements(node):
             self._queued(regions)
         elif self._steps_elsewhere(node):
             self._queued(regions, on_device=True)  # that method's module trains on the device
@@ -651,6 +674,15 @@ class TimingWithoutSync(Rule):
         if helper is not None:
             for region in regions:
                 region.helpers_since_work += (helper,)
+
+    def _waited_for_by_elements(self, node: cst.Call) -> bool:
+        """Is ``node`` what a comprehension walks, whose elements wait for the device
+        (``[v.to(cpu) for v in model(images)]``: the walk runs first, the waits after)?"""
+        walk, comprehension = self.ctx.parent, self.ctx.ancestors[-2] if len(self.ctx.ancestors) > 1 else None
+        if not (isinstance(walk, cst.CompFor) and walk.iter is node and isinstance(comprehension, COMPREHENSIONS)):
+            return False
+        elements = (comprehension.key, comprehension.value) if isinstance(comprehension, cst.DictComp) else (comprehension.elt,)
+        return any(isinstance(inner, cst.Call) and self._syncs(inner) for part in elements for inner in descendants(part))
 
     def _open_regions(self) -> List[_Region]:
         """The intervals the current function has open: its timestamps and its `with timer():` blocks."""
@@ -761,6 +793,8 @@ class TimingWithoutSync(Rule):
             return True
         if isinstance(func, cst.Attribute) and self.ctx.tensor_kind(func.value) == TENSOR:
             return self.ctx.tensor_kind(node) != NOT  # x.size(0), x.dim(): metadata, no kernel
+        if isinstance(func, cst.Name) and self.ctx.uses_member(func.value, _MOVES):
+            return True  # model(x) of a model the function moves to the device (`model = model.cuda()`)
         return any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args)
 
     def _steps_elsewhere(self, node: cst.Call) -> bool:
