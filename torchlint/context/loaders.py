@@ -192,8 +192,8 @@ def _takes_workers(cls: cst.ClassDef) -> bool:
 
 def loader_class(ctx, node: cst.BaseExpression, value_of: Optional[Callable] = None, depth: int = 0) -> bool:
     """Is ``node`` the DataLoader class, a subclass the module defines (``class
-    InfiniteDataLoader(DataLoader)``), or a name bound to one of them (``loader = DataLoader
-    if weighted else InfiniteDataLoader``)? ``value_of`` looks names up (the walk's by default)."""
+    InfiniteDataLoader(DataLoader)``), or a name bound to one of them (``loader_cls =
+    torch.utils.data.DataLoader``, ``loader = DataLoader if weighted else InfiniteDataLoader``)? ``value_of`` looks names up (the walk's by default)."""
     name = ctx.qualname(node) or ""
     if name == DATALOADER:
         return True
@@ -206,9 +206,9 @@ def loader_class(ctx, node: cst.BaseExpression, value_of: Optional[Callable] = N
     if imported is not None:  # a subclass another module of the run defines
         return ctx.need(f"{imported}@class") == LOADER_CLASS
     value = (value_of or ctx.value_of)(node.value)
-    return isinstance(value, cst.IfExp) and all(
-        loader_class(ctx, branch, value_of, depth + 1) for branch in (value.body, value.orelse)
-    )
+    if isinstance(value, cst.IfExp):
+        return all(loader_class(ctx, branch, value_of, depth + 1) for branch in (value.body, value.orelse))
+    return value is not None and loader_class(ctx, value, value_of, depth + 1)  # loader_cls = torch.utils.data.DataLoader
 
 
 def argument(ctx, node: cst.Call, name: str, position: int, hidden_ok: bool = False) -> Optional[cst.BaseExpression]:
@@ -367,6 +367,8 @@ class LoaderSources:
         if isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
             cls = ctx.scope.enclosing_class
             return ("attribute", cls, node.attr.value) if cls is not None else None
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Call) and depth < _MAX_DEPTH:
+            return self.ref(node.value, assigned, depth + 1)  # create_dataloader(...)[0], like unpacking its result
         if isinstance(node, cst.Subscript) and depth < _MAX_DEPTH:  # dataloaders[phase]
             container = self.ref(node.value, assigned, depth + 1)
             return ("item", container, string_key(node)) if container is not None else None

@@ -118,7 +118,7 @@ class DataloaderNotPinned(Rule):
         "file or of the project has a method of that name that moves that argument (the loader is "
         "then pinned, the move is left as it is); across the files of one run, a loader passed to a function of another module "
         "(`train_one_epoch(model, loader, ...)`) is followed to the moves there, and one returned by "
-        "a function of another module (`train_loader, dataset = create_dataloader(...)`, also built "
+        "a function of another module (`train_loader, dataset = create_dataloader(...)`, `create_dataloader(...)[0]`, also built "
         "with a DataLoader subclass such as `InfiniteDataLoader`) is followed back to where it is built. A loader "
         "returned by a Lightning `train_dataloader`/`val_dataloader` hook (the name is the evidence: "
         "the class's Lightning base often lives in another file), or by a method "
@@ -260,6 +260,33 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+
+            def create_dataloader(dataset, batch_size, workers):
+                loader_cls = torch.utils.data.DataLoader
+                return loader_cls(dataset, batch_size=batch_size, num_workers=workers, pin_memory=True), dataset
+
+            def validate(model, dataset, device):
+                loader = create_dataloader(dataset, 32, 8)[0]
+                for images, targets in loader:
+                    images = images.to(device, non_blocking=True)
+                    targets = targets.to(device)  # expect: TL503
+                    model(images, targets)
+        """, fixed="""
+            import torch
+
+            def create_dataloader(dataset, batch_size, workers):
+                loader_cls = torch.utils.data.DataLoader
+                return loader_cls(dataset, batch_size=batch_size, num_workers=workers, pin_memory=True), dataset
+
+            def validate(model, dataset, device):
+                loader = create_dataloader(dataset, 32, 8)[0]
+                for images, targets in loader:
+                    images = images.to(device, non_blocking=True)
+                    targets = targets.to(device, non_blocking=True)
+                    model(images, targets)
+        """),
         Invalid("""
             import torch
             from torch.utils.data import DataLoader
