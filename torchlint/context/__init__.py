@@ -47,7 +47,8 @@ _TEST_CASE_PREFIXES = ("test", "setup")
 _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "logging.")
 # Methods whose result shows a tensor: a tensor's own, and a move of a tensor-kind value
 # (`y.cuda()`: a module's would not be tensor-kind).
-_SHOWING_TENSOR_METHODS = TENSOR_METHODS | {"cuda", "to"}
+_MOVES = frozenset({"cuda", "to"})
+_SHOWING_TENSOR_METHODS = TENSOR_METHODS | _MOVES
 
 
 class FileContext:
@@ -1001,6 +1002,8 @@ class FileContext:
             for position, element in enumerate(target.elements):
                 if isinstance(element, cst.StarredElement):  # a, *rest = x.split(n): a list
                     self._bind_target(element.value, NOT)
+                elif kind == BATCH and isinstance(element.value, cst.Name) and self.uses_member(element.value.value, _MOVES):
+                    self._bind_target(element.value, HOST)  # `for x, lengths in loader` ... `lengths.to(device)`: not yet
                 else:
                     self._bind_target(element.value, element_kind, part_of=whole)
                 if whose is not None and isinstance(element.value, cst.Name):
