@@ -423,8 +423,10 @@ class FileContext:
     def used_as_tensor(self, name: str) -> bool:
         """Is ``name`` used with a member only tensors have (``x.shape``, ``x.view(...)``) in
         the current function, and not type-tested (``isinstance(x, ...)``: code that takes
-        tensors or collections)? Tells a tensor from a list of tensors."""
-        return self._used_with_tensor_members(name) and name not in self._function_facts().type_tested
+        tensors or collections) nor walked into a join (``x = torch.cat([v.flatten(1) for v in
+        x])``: a list until then)? Tells a tensor from a list of tensors."""
+        facts = self._function_facts()
+        return self._used_with_tensor_members(name) and name not in facts.type_tested and name not in facts.pieces
 
     def array_like(self, node: cst.BaseExpression) -> bool:
         """A tensor with evidence (``surely_tensor``), or a name of tensor kind that the function

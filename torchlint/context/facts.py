@@ -100,6 +100,8 @@ class FunctionFacts:
     annotated: Set[str] = field(default_factory=set)  # parameters annotated as tensors
     returned: Set[str] = field(default_factory=set)  # returned, alone or in a tuple, list or dict
     joined: Set[str] = field(default_factory=set)  # passed to torch.cat/stack (a list made a tensor)
+    # rebound to a join of their own pieces: `deltas = torch.cat([d.flatten(1) for d in deltas])` (a list until then)
+    pieces: Set[str] = field(default_factory=set)
     computed: Set[str] = field(default_factory=set)  # an operand of arithmetic (`x * 2`, `total += x`)
     indexed: Set[str] = field(default_factory=set)  # indexed along several axes (`x[:, None]`): an array
 
@@ -129,9 +131,22 @@ class FunctionFacts:
                     facts.indexed.add(node.value.value)
             elif node_type is cst.BinaryOperation:
                 facts.computed.update(side.value for side in (node.left, node.right) if type(side) is cst.Name)
+            elif node_type is cst.Assign:
+                facts._note_pieces(node, qualname)
             elif node_type is cst.AugAssign:
                 facts.computed.update(side.value for side in (node.target, node.value) if type(side) is cst.Name)
         return facts
+
+    def _note_pieces(self, node: cst.Assign, qualname: Callable) -> None:
+        value, target = node.value, node.targets[0].target
+        if len(node.targets) != 1 or type(target) is not cst.Name or type(value) is not cst.Call or not value.args:
+            return
+        name = qualname(value.func) or ""
+        walked = value.args[0].value
+        if name.startswith("torch.") and name[6:] in _JOINS and isinstance(walked, _LISTED) and any(
+            is_name(walk.iter, target.value) for walk in _comprehension_walks(walked)
+        ):
+            self.pieces.add(target.value)
 
     def _call(self, node: cst.Call, qualname: Callable) -> None:
         func = node.func
@@ -144,6 +159,7 @@ class FunctionFacts:
             self.type_tested.add(node.args[0].value.value)
         elif name[6:] in _JOINS and name.startswith("torch.") and node.args and isinstance(node.args[0].value, cst.Name):
             self.joined.add(node.args[0].value.value)
+
         elif _takes_tensors(name):
             for arg in node.args:
                 if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
@@ -213,6 +229,16 @@ def _returned_names(value: cst.BaseExpression) -> Iterator[str]:
         for element in value.elements:
             if isinstance(element, cst.DictElement):
                 yield from _returned_names(element.value)
+
+
+_LISTED = (cst.ListComp, cst.GeneratorExp)
+
+
+def _comprehension_walks(comprehension: cst.BaseExpression) -> Iterator[cst.CompFor]:
+    walk = comprehension.for_in
+    while walk is not None:
+        yield walk
+        walk = walk.inner_for_in
 
 
 def _shape_arguments(call: cst.Call) -> bool:

@@ -114,6 +114,16 @@ class PythonLoopOverTensor(Rule):
             import torch
             from torch import nn
 
+            class RPN(nn.Module):
+                def forward(self, features, anchors):
+                    objectness, deltas = self.head(features)  # one tensor per feature level
+                    deltas = torch.cat([d.flatten(1) for d in deltas], 1)  # a list until joined here
+                    return objectness, self.box_coder.decode(deltas.detach(), anchors)
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
             class PostProcess(nn.Module):
                 def forward(self, boxes, scores):
                     kept = []
