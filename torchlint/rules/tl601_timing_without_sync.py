@@ -94,10 +94,7 @@ class TimingWithoutSync(Rule):
         "start_time` for an ETA or a progress line) is not reported: it spans every iteration so "
         "far, so at most the last few queued steps are missing from it. Nor is one read after a whole "
         "loop that queued the work (`(time.time() - t0) / 3600` hours after the epoch loop): over "
-        "many iterations the work still queued at the end is a small part. Nor is an iteration clock "
-        "restarted after the read, further down a loop body that waits for the device every iteration "
-        "(`losses.update(loss.item())` ... `batch_time.update(time.time() - end)`; `end = time.time()`): "
-        "each interval runs across that wait, a whole iteration in steady state. The same holds for the "
+        "many iterations the work still queued at the end is a small part. The same holds for the "
         "project's timing context managers: a `with` block of a generator that reads the clock around "
         "its `yield` (`@contextmanager def timer(name): start = time.time(); yield; ...`), of a class "
         "whose `__enter__` and `__exit__` read it (`with Timer():`), or of such a method "
@@ -149,20 +146,6 @@ class TimingWithoutSync(Rule):
         "so the GPU is not stalled) depends on what is being measured."
     )
     valid = (
-        Valid("""
-            import time
-
-            def train(model, loader, optimizer, criterion, batch_time, losses):
-                end = time.time()
-                for images, target in loader:
-                    loss = criterion(model(images.cuda()), target.cuda())
-                    losses.update(loss.item(), images.size(0))  # waits every iteration
-                    optimizer.zero_grad()
-                    loss.backward()
-                    optimizer.step()
-                    batch_time.update(time.time() - end)  # end to end: one whole iteration, across the wait
-                    end = time.time()
-        """),
         Valid("""
             import time
 
@@ -586,7 +569,7 @@ class TimingWithoutSync(Rule):
         running clock over a loop, nor a total after one)?"""
         return (
             region.unwaited and (self.ctx.uses_cuda or region.on_device) and not self._running_clock(region)
-            and not self._after_loop(region) and not self._iteration_clock(region)
+            and not self._after_loop(region)
         )
 
     def _opens(self, stored: str) -> bool:
@@ -663,23 +646,6 @@ class TimingWithoutSync(Rule):
                 return True
             scope = scope.parent
         return False
-
-    def _iteration_clock(self, region: _Region) -> bool:
-        """Is the clock restarted after this read, further down the same loop body, in a loop
-        that waits for the device every iteration (``batch_time.update(time.time() - end)``;
-        ``end = time.time()``, with ``loss.item()`` earlier in the body)? Then each interval runs
-        from one iteration's end to the next, across that wait: in steady state it measures a
-        whole iteration."""
-        loop = self.ctx.scope
-        if loop.kind != "loop":
-            return False
-        names = {name for name, other in self._regions[loop.function].items() if other is region}
-        lines = list(simple_statements(loop.node.body))
-        current = next((line for line in reversed(self.ctx.ancestors) if isinstance(line, cst.SimpleStatementLine)), None)
-        at = next((index for index, line in enumerate(lines) if line is current), None)
-        return at is not None and any(
-            _assigns(line, name) for line in lines[at + 1:] for name in names
-        ) and any(isinstance(call, cst.Call) and self._syncs(call) for call in descendants(loop.node.body))
 
     def _after_loop(self, region: _Region) -> bool:
         """Is the clock read after a whole loop that queued the unwaited work (a total training
