@@ -72,6 +72,7 @@ class FileContext:
         self._offers: Dict[str, str] = {}
         self._needs: Dict[str, None] = {}  # the keys asked for, once each, in order
         self._scopes: List[Scope] = []  # every function and loop, for settling hot paths
+        self._backpropagated: Set[str] = set()  # functions (`nll`) and methods (`.nll`) whose result `.backward()` takes
         self._bindings: Dict[Scope, Bindings] = {self.module_scope: Bindings()}
         self._current = self._bindings[self.module_scope]
         self._order: Dict[int, int] = {}  # id(assigned expression) -> its assignment number
@@ -522,7 +523,26 @@ class FileContext:
             kind = self.elsewhere.hot.get(self._local_name(scope) or "")
             if kind is not None and scope.hot_reason is None and not scope.cold:
                 scope.hot_reason, scope.hot_kind = f"{scope.name} (called from hot code in another file)", kind
+            elif self._backpropagated and scope.kind == "function" and scope.hot_reason is None and not (
+                scope.cold or scope.steps
+            ) and (scope.name if scope.parent is self.module_scope else f".{scope.name}") in self._backpropagated:
+                scope.hot_reason, scope.hot_kind = f"loss {scope.name} (its result is back-propagated)", MODEL
         settle_helpers(self.module_scope, self._scopes)
+
+    def _note_backpropagated(self, loss: cst.BaseExpression) -> None:
+        """``loss.backward()`` of ``loss = model.neg_log_likelihood(x, tags)`` (or of the call
+        itself): the function that computed it is a loss, whatever its name."""
+        if isinstance(loss, cst.Name):
+            loss = self.value_of(loss.value)
+        while isinstance(loss, cst.BinaryOperation):  # (loss / accumulation_steps).backward()
+            loss = loss.left
+        if not isinstance(loss, cst.Call):
+            return
+        func = loss.func
+        if isinstance(func, cst.Name):
+            self._backpropagated.add(func.value)
+        elif isinstance(func, cst.Attribute):
+            self._backpropagated.add(f".{func.attr.value}")
 
     def project_facts(self, unsettled: Sequence[Finding]) -> ProjectFacts:
         """What this file tells the other files of the run (see ``torchlint.project``);
@@ -867,6 +887,8 @@ class FileContext:
             if drawing.kind == "function":
                 drawing.hot_reason, drawing.hot_kind, drawing.cold = None, None, True
         self._calls.note(node, scope, self._argument_kind, self.loaders.ref if self._loader_refs else None)
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+            self._note_backpropagated(func.value)
         if is_training_step_call(func) and scope.kind == "function":
             scope.steps = True
         if scope.kind == "class":

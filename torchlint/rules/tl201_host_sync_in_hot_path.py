@@ -55,7 +55,8 @@ class HostSyncInHotPath(Rule):
         "`.cpu()`, `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `if t:` / `while t:` / "
         "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
         "comparison is a truth test), and `print(t)`. In `forward` (not that of a data "
-        "transform, a class based on a `*Transform`), loss functions and loss "
+        "transform, a class based on a `*Transform`), loss functions (by name, or by a `.backward()` "
+        "of their result: `loss = model.neg_log_likelihood(x, tags)`) and loss "
         "modules (and their helpers, also methods they hand on to be called: "
         "`multi_apply(self._targets_single, ...)`) every one is reported, also `.item()` and `if x.any():` / "
         "`x.all()`, or `x.sum() == 0`, on a value whose kind the file cannot tell (there they are a "
@@ -750,6 +751,22 @@ class HostSyncInHotPath(Rule):
 
                 def loss(self, anchor_list, valid_list):
                     return multi_apply(self._targets_single, anchor_list, valid_list)
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Tagger(nn.Module):
+                def neg_log_likelihood(self, feats, tags):  # a loss: train() back-propagates its result
+                    score = self.score(feats, tags)
+                    self.history.append(score.item())  # expect: TL201
+                    return self.partition(feats) - score
+
+            def train(model, data, optimizer):
+                for sentence, tags in data:
+                    loss = model.neg_log_likelihood(model.embed(sentence), tags)
+                    loss.backward()
+                    optimizer.step()
         """),
     )
 
