@@ -9,6 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.context.factories import factory_name
+from torchlint.context.loaders import keywords
 from torchlint.context.tensors import HOST, TENSOR
 from torchlint.rewrite import attribute
 from torchlint.syntax import dotted_name, has_star_args, keyword, method_call, positional
@@ -98,8 +99,12 @@ def device_move(ctx, call: cst.Call) -> Optional[Move]:
     ``x.type(torch.cuda.FloatTensor)`` makes, or None if it is no device move. A move to another
     tensor's device (``x.to(t)``) cannot be folded: it also takes ``t``'s dtype."""
     method = method_call(call, "to", "cuda", "type_as", "type")
-    if method is None or has_star_args(call):
+    if method is None:
         return None
+    if has_star_args(call):  # x.to(**self.tpdv), tpdv = dict(dtype=torch.float32, device=device)
+        spread = keywords(ctx, call) if method.attr.value == "to" else None
+        device = spread.get("device") if spread is not None else None
+        return Move(device, spread.get("dtype"), False) if device is not None and is_device(ctx, device) else None
     args = positional(call)
     if method.attr.value == "type":
         # x.type(t.type()): t's type string names its device too (`torch.cuda.FloatTensor`)

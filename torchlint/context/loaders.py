@@ -74,12 +74,18 @@ def spread_changed(ctx, call: cst.Call) -> bool:
 
 
 def _spread(ctx, node: cst.BaseExpression) -> Tuple[Optional[Dict[str, cst.BaseExpression]], bool]:
-    """The keys and values of a dict built in the current function: a literal or ``dict(...)``,
+    """The keys and values of a dict built in the current function (or assigned once to a
+    ``self`` attribute in the class): a literal or ``dict(...)``,
     then the changes made to it by name before the current statement (``kwargs.update(
     cuda_kwargs)``, ``kwargs["num_workers"] = 4``, ``kwargs.pop("sampler")``); None where
     something hides a key. Also: whether it was changed or chosen (``a if cuda else b``), so
     that its keys differ between paths."""
-    value = ctx.value_of(node.value) if isinstance(node, cst.Name) else node
+    if isinstance(node, cst.Name):
+        value = ctx.value_of(node.value)
+    elif isinstance(node, cst.Attribute) and is_name(node.value, "self"):
+        value = ctx.attribute_value(node.attr.value)  # self.tpdv = dict(dtype=torch.float32, device=device)
+    else:
+        value = node
     found = _literal_items(ctx, value)
     changed = isinstance(value, cst.IfExp)
     if found is None or not isinstance(node, cst.Name):

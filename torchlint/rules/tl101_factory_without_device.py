@@ -120,7 +120,8 @@ class FactoryWithoutDevice(Rule):
         "`torch.eye(n)[labels.cpu()]`, compared, `torch.rand(n) > p`, or joined with other host tensors, `torch.cat([...])`, "
         "also of a list a loop fills with factories' tensors, `pieces.append(torch.full(...))`, or handed to a "
         "function of the file that names no device, `self.bucket(positions)`) is then moved "
-        "with `.to(device)`, `.cuda()`, `.type_as(t)`, `.type(torch.cuda.FloatTensor)` "
+        "with `.to(device)` (also `.to(**self.tpdv)` of a dict that names a device), `.cuda()`, "
+        "`.type_as(t)`, `.type(torch.cuda.FloatTensor)` "
         "or `x.new_tensor(...)`, in the same expression or later in the same function, or by the "
         "caller of a function of the file, or of another module of the project, that builds it and "
         "returns it (`_make_causal_mask(shape, dtype).to(x.device)`, `sample_noise(b, nz).to(device)` "
@@ -371,6 +372,14 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+
+            class Runner:
+                def __init__(self, n_threads, n_agents, device):
+                    self.tpdv = dict(dtype=torch.float32, device=device)
+                    self.masks = torch.ones(n_threads, n_agents, 1).to(**self.tpdv)  # expect: TL101
+        """),
         Invalid("""
             import math
 
