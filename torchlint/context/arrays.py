@@ -129,8 +129,8 @@ def _layout(
             else:
                 break
             continue
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Call) and _integer_index(node) is not None:
-            returned = _returned_layout(ctx, node.value, replace(walk, indexed=indexed), assigned, _integer_index(node))
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Call) and (at := _integer_index(node)) is not None:
+            returned = _returned_layout(ctx, node.value, replace(walk, indexed=indexed), assigned, at)
             return _merged(permuted or returned == PERMUTED, fresh, returned)
         if isinstance(node, cst.Subscript):
             if _negative_step(node) and not fresh:
