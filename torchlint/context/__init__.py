@@ -28,7 +28,7 @@ from torchlint.context.scopes import (
     MODEL, STEP, Scope, callee, function_hotness, is_training_step_call, method_def, settle_helpers,
 )
 from torchlint.context.tensors import (
-    ARRAY_MEMBERS, BATCH, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
+    ARRAY_MEMBERS, BATCH, DEVICE_METHODS, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
     dimension_index, dimension_source, host_library, parameter_kind, shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
@@ -47,8 +47,7 @@ _TEST_CASE_PREFIXES = ("test", "setup")
 _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "logging.")
 # Methods whose result shows a tensor: a tensor's own, and a move of a tensor-kind value
 # (`y.cuda()`: a module's would not be tensor-kind).
-_MOVES = frozenset({"cuda", "to"})
-_SHOWING_TENSOR_METHODS = TENSOR_METHODS | _MOVES
+_SHOWING_TENSOR_METHODS = TENSOR_METHODS | DEVICE_METHODS
 
 
 class FileContext:
@@ -1026,7 +1025,7 @@ class FileContext:
             for position, element in enumerate(target.elements):
                 if isinstance(element, cst.StarredElement):  # a, *rest = x.split(n): a list
                     self._bind_target(element.value, NOT)
-                elif kind == BATCH and isinstance(element.value, cst.Name) and self.uses_member(element.value.value, _MOVES):
+                elif kind == BATCH and isinstance(element.value, cst.Name) and self.uses_member(element.value.value, DEVICE_METHODS):
                     self._bind_target(element.value, HOST)  # `for x, lengths in loader` ... `lengths.to(device)`: not yet
                 else:
                     self._bind_target(element.value, element_kind, part_of=whole)

@@ -60,7 +60,7 @@ _TORCH_KEYWORDS = frozenset({"dim", "keepdim"})
 # Tensor methods and builtins that copy a tensor's values to the host, waiting for the device.
 HOST_READ_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
 HOST_READ_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
-_DEVICE_METHODS = frozenset({"cuda", "to"})
+DEVICE_METHODS = frozenset({"cuda", "to"})  # a move to a device (or, with a dtype only, a cast)
 DTYPES = frozenset(
     f"torch.{name}" for name in
     "bool uint8 int8 int16 int32 int64 short int long float16 half bfloat16 float32 float float64 double".split()
@@ -242,9 +242,9 @@ class TensorInference:
             kinds = {self.kind(arg.value) for arg in node.args} & {TENSOR, HOST}
             return (TENSOR if TENSOR in kinds else HOST) if kinds else None
         owner_kind = self.kind(owner)
-        if owner_kind == BATCH and method in _DEVICE_METHODS:
+        if owner_kind == BATCH and method in DEVICE_METHODS:
             return BATCH
-        if owner_kind is None and method in _DEVICE_METHODS and type(owner) is cst.Subscript and not self._casts(node):
+        if owner_kind is None and method in DEVICE_METHODS and type(owner) is cst.Subscript and not self._casts(node):
             return TENSOR  # batch["frame"].to(device): an entry of a batch moved to the device
         if owner_kind is None and (
             method in TENSOR_RESULT_METHODS or method in ARRAY_MEMBERS and _torch_keywords(node)
@@ -256,7 +256,7 @@ class TensorInference:
             return NOT
         if method in _HOST_METHODS:
             return HOST
-        if method in _DEVICE_METHODS:
+        if method in DEVICE_METHODS:
             if self._casts(node):
                 return owner_kind  # x.to(torch.float16), x.to(dtype): a cast stays where it is
             moves_to_cpu = node.args and self.kind(node.args[0].value) == CPU

@@ -12,7 +12,7 @@ from torchlint.context import NOT, TENSOR
 from torchlint.context.datasets import module_classes
 from torchlint.context.devices import names_cpu
 from torchlint.context.scopes import Scope, callee, is_training_step_call, method_def
-from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
+from torchlint.context.tensors import DEVICE_METHODS, HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import COMPREHENSIONS, assigned_name, dotted_name
 from torchlint.walker import descendants, simple_statements
@@ -47,7 +47,6 @@ _WAITING_METHODS = HOST_READ_METHODS | frozenset(
 )
 # `print`, and torch calls that hand back host values: a saved tensor is copied to the host, a
 # comparison of whole tensors returns a Python bool.
-_MOVES = frozenset({"cuda", "to"})  # a model moved so runs on the device
 _WAITING_BUILTINS = HOST_READ_BUILTINS | frozenset({"builtins.print", "torch.save", "torch.allclose", "torch.equal"})
 # Helpers whose name says they bring a tensor to the host: `to_numpy(loss)`, `tensor2np(x)`, `to_cpu(t)`.
 _TO_HOST_NAME = re.compile(r"(^|_|2)(numpy|np|cpu)$", re.IGNORECASE)
@@ -793,7 +792,7 @@ class TimingWithoutSync(Rule):
             return True
         if isinstance(func, cst.Attribute) and self.ctx.tensor_kind(func.value) == TENSOR:
             return self.ctx.tensor_kind(node) != NOT  # x.size(0), x.dim(): metadata, no kernel
-        if isinstance(func, cst.Name) and self.ctx.uses_member(func.value, _MOVES):
+        if isinstance(func, cst.Name) and self.ctx.uses_member(func.value, DEVICE_METHODS):
             return True  # model(x) of a model the function moves to the device (`model = model.cuda()`)
         return any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args)
 
