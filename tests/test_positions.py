@@ -30,20 +30,30 @@ def _span(node_range):
     return (node_range.start.line, node_range.start.column), (node_range.end.line, node_range.end.column)
 
 
-@pytest.mark.parametrize("newline", ["\n", "\r\n"])
-def test_every_node_matches_libcst(newline):
-    module = cst.parse_module(SOURCE.replace("\n", newline))
+@pytest.mark.parametrize("with_source", [False, True], ids=["by-module", "by-statement"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_every_node_matches_libcst(newline, with_source):
+    source = SOURCE.replace("\n", newline)
+    module = cst.parse_module(source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     syntactic = wrapper.resolve(PositionProvider)
     inclusive = wrapper.resolve(WhitespaceInclusivePositionProvider)
     for node in syntactic:
-        positions = Positions(module, [node])  # alone, as the last node generation needs
+        positions = Positions(module, [node], source if with_source else None)  # alone: the hardest case
         assert positions.span(node) == _span(syntactic[node]), node
         assert positions.code_span(node) == _span(inclusive[node]), node
 
 
-def test_many_nodes_at_once():
+@pytest.mark.parametrize("with_source", [False, True], ids=["by-module", "by-statement"])
+def test_many_nodes_at_once(with_source):
     module = cst.parse_module(SOURCE)
     syntactic = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    positions = Positions(module, list(syntactic))
+    positions = Positions(module, list(syntactic), SOURCE if with_source else None)
     assert all(positions.span(node) == _span(syntactic[node]) for node in syntactic)
+
+
+def test_a_statement_whose_text_repeats_is_placed_by_the_module():
+    source = "x = 1\ny = torch.zeros(2)\nx = 1\ny = torch.zeros(2)\n"
+    module = cst.parse_module(source)
+    second = module.body[3].body[0].value
+    assert Positions(module, [second], source).span(second) == ((4, 4), (4, 18))

@@ -108,7 +108,7 @@ def _lint(
     result.project = context.project_facts(unsettled)
     if kept:
         wanted = [f.node for f in kept] + [r.node for f in kept for r in f.replacements]
-        positions = Positions(module, wanted)
+        positions = Positions(module, wanted, text)
         result.diagnostics.extend(_diagnostic(f, path, module, positions) for f in kept)
     return result
 

@@ -2,21 +2,24 @@
 
 Resolving libcst's ``PositionProvider`` for every file costs several times the parse: it
 updates a line and column for every token and records a range for every node. Positions are
-only needed for the nodes that end up in a diagnostic or a fix, so they are computed by one
-plain code generation pass over the module, only for files that have findings, only up to
-the last of the nodes asked for, and the line and column are counted only when one of those
-nodes (or a node inside one) starts or ends.
+only needed for the nodes that end up in a diagnostic or a fix, so they are computed by plain
+code generation, only for files that have findings, and the line and column are counted only
+when one of those nodes (or a node inside one) starts or ends. Given the source, only the
+top-level statements holding those nodes are generated, each placed where its text occurs
+once in the source; otherwise the module is generated up to the last of the nodes.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from contextlib import contextmanager
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.libcst_internals import CodegenState, CodePosition, CodeRange, generate
+from torchlint.walker import descendants
 
 Span = Tuple[Tuple[int, int], Tuple[int, int]]  # ((line, col), (line, col)); col 0-based
 
@@ -29,11 +32,12 @@ class _State(CodegenState):
     """Code generation that records the ranges of the wanted nodes and of the nodes inside
     them (a node's syntactic range may be hoisted from its children's)."""
 
-    def __init__(self, module: cst.Module, wanted: Iterable[cst.CSTNode]) -> None:
+    def __init__(self, module: cst.Module, wanted: Iterable[cst.CSTNode], stop_early: bool = True) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.syntactic: Dict[cst.CSTNode, CodeRange] = {}
         self.inclusive: Dict[cst.CSTNode, CodeRange] = {}
         self._pending = {id(node) for node in wanted}
+        self._stop_early = stop_early
         self._starts: List[CodePosition] = []  # one per recorded node being generated
         self._line, self._column, self._counted = 1, 0, 0
 
@@ -61,7 +65,7 @@ class _State(CodegenState):
         self.syntactic.setdefault(node, node_range)
         if id(node) in self._pending:
             self._pending.discard(id(node))
-            if not self._pending:
+            if not self._pending and self._stop_early:
                 raise _AllFound
 
     @contextmanager
@@ -82,29 +86,77 @@ class _State(CodegenState):
 class Positions:
     """Syntactic spans (for reporting) and whitespace-inclusive spans (for edits)."""
 
-    def __init__(self, module: cst.Module, wanted: Iterable[cst.CSTNode]) -> None:
-        """Spans of the ``wanted`` nodes of ``module``."""
+    def __init__(self, module: cst.Module, wanted: Iterable[cst.CSTNode], source: Optional[str] = None) -> None:
+        """Spans of the ``wanted`` nodes of ``module``, parsed from ``source`` when given."""
         self._module = module
-        self._wanted = wanted
-        self._state: Optional[_State] = None
+        self._wanted = list(wanted)
+        self._source = source
+        self._ranges: Optional[Tuple[Dict[cst.CSTNode, CodeRange], Dict[cst.CSTNode, CodeRange]]] = None
 
-    def _compute(self) -> _State:
-        if self._state is None:
-            self._state = _State(self._module, self._wanted)
-            try:
-                generate(self._module, self._state)
-            except _AllFound:
-                pass
-        return self._state
+    def _compute(self) -> Tuple[Dict[cst.CSTNode, CodeRange], Dict[cst.CSTNode, CodeRange]]:
+        if self._ranges is None:
+            self._ranges = self._by_statement() or self._by_module()
+        return self._ranges
+
+    def _by_module(self) -> Tuple[Dict[cst.CSTNode, CodeRange], Dict[cst.CSTNode, CodeRange]]:
+        state = _State(self._module, self._wanted)
+        try:
+            generate(self._module, state)
+        except _AllFound:
+            pass
+        return state.syntactic, state.inclusive
+
+    def _by_statement(self) -> Optional[Tuple[Dict[cst.CSTNode, CodeRange], Dict[cst.CSTNode, CodeRange]]]:
+        """The ranges from generating only the top-level statements that hold wanted nodes;
+        ``None`` without the source, or when a statement's text is not found exactly once."""
+        statements = self._source is not None and _holders(self._module, self._wanted)
+        if not statements:
+            return None
+        source = self._source
+        offsets = line_offsets(source)
+        syntactic: Dict[cst.CSTNode, CodeRange] = {}
+        inclusive: Dict[cst.CSTNode, CodeRange] = {}
+        for statement, wanted in statements:
+            state = _State(self._module, wanted, stop_early=False)
+            generate(statement, state)
+            text = "".join(state.tokens)
+            start = source.find(text)
+            line = bisect_right(offsets, start)
+            if start < 0 or offsets[line - 1] != start or source.find(text, start + 1) >= 0:
+                return None
+            for ranges, into in ((state.syntactic, syntactic), (state.inclusive, inclusive)):
+                into.update((node, _moved(rng, line - 1)) for node, rng in ranges.items())
+        return syntactic, inclusive
 
     def span(self, node: cst.CSTNode) -> Span:
-        rng = self._compute().syntactic[node]
+        rng = self._compute()[0][node]
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
 
     def code_span(self, node: cst.CSTNode) -> Span:
         """The exact range of the text that ``module.code_for_node(node)`` produces."""
-        rng = self._compute().inclusive[node]
+        rng = self._compute()[1][node]
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
+
+
+def _holders(module: cst.Module, wanted: List[cst.CSTNode]) -> List[Tuple[cst.CSTNode, List[cst.CSTNode]]]:
+    """The top-level statements holding ``wanted`` nodes, each with its nodes; empty when a
+    node is outside every statement (the module itself, its header)."""
+    pending = {id(node): node for node in wanted}
+    holders = []
+    for statement in module.body:
+        found = [pending.pop(id(node)) for node in descendants(statement) if id(node) in pending]
+        if found:
+            holders.append((statement, found))
+            if not pending:
+                return holders
+    return []
+
+
+def _moved(rng: CodeRange, lines: int) -> CodeRange:
+    """``rng`` of a statement generated alone, where the statement starts ``lines`` lower."""
+    return CodeRange(
+        CodePosition(rng.start.line + lines, rng.start.column), CodePosition(rng.end.line + lines, rng.end.column)
+    )
 
 
 _NEWLINE = re.compile(r"\r\n?|\n")
