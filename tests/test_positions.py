@@ -57,3 +57,10 @@ def test_a_statement_whose_text_repeats_is_placed_by_the_module():
     module = cst.parse_module(source)
     second = module.body[3].body[0].value
     assert Positions(module, [second], source).span(second) == ((4, 4), (4, 18))
+
+
+def test_a_nested_statement_whose_text_repeats_is_placed_by_what_holds_it():
+    source = "def f(x):\n    return x.sum()\n\n\ndef g(x):\n    if x:\n        pass\n    return x.sum()\n"
+    module = cst.parse_module(source)
+    second = module.body[1].body.body[1].body[0].value
+    assert Positions(module, [second], source).span(second) == ((8, 11), (8, 18))

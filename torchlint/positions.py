@@ -5,7 +5,7 @@ updates a line and column for every token and records a range for every node. Po
 only needed for the nodes that end up in a diagnostic or a fix, so they are computed by plain
 code generation, only for files that have findings, and the line and column are counted only
 when one of those nodes (or a node inside one) starts or ends. Given the source, only the
-top-level statements holding those nodes are generated, each placed where its text occurs
+innermost statements holding those nodes are generated, each placed where its text occurs
 once in the source; otherwise the module is generated up to the last of the nodes.
 """
 
@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from contextlib import contextmanager
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
 from torchlint.libcst_internals import CodegenState, CodePosition, CodeRange, generate
-from torchlint.walker import descendants
+from torchlint.walker import iter_children
 
 Span = Tuple[Tuple[int, int], Tuple[int, int]]  # ((line, col), (line, col)); col 0-based
 
@@ -107,25 +107,36 @@ class Positions:
         return state.syntactic, state.inclusive
 
     def _by_statement(self) -> Optional[Tuple[Dict[cst.CSTNode, CodeRange], Dict[cst.CSTNode, CodeRange]]]:
-        """The ranges from generating only the top-level statements that hold wanted nodes;
-        ``None`` without the source, or when a statement's text is not found exactly once."""
-        statements = self._source is not None and _holders(self._module, self._wanted)
-        if not statements:
+        """The ranges from generating only the innermost statements on lines of their own that
+        hold wanted nodes, each placed where its text occurs once in the source (else the
+        statement holding it is tried); ``None`` without the source or when none can be placed."""
+        chains = self._source is not None and _holding_lines(self._module, self._wanted)
+        if not chains:
             return None
         source = self._source
         offsets = line_offsets(source)
         syntactic: Dict[cst.CSTNode, CodeRange] = {}
         inclusive: Dict[cst.CSTNode, CodeRange] = {}
-        for statement, wanted in statements:
-            state = _State(self._module, wanted, stop_early=False)
-            generate(statement, state)
-            text = "".join(state.tokens)
-            start = source.find(text)
-            line = bisect_right(offsets, start)
-            if start < 0 or offsets[line - 1] != start or source.find(text, start + 1) >= 0:
+        while chains:
+            innermost: Dict[int, Tuple[_Line, List[cst.CSTNode]]] = {}
+            for node, chain in chains:
+                innermost.setdefault(id(chain[-1].statement), (chain[-1], []))[1].append(node)
+            unplaced = []
+            for line, nodes in innermost.values():
+                state = _State(self._module, nodes, stop_early=False)
+                state.indent_tokens = list(line.indents)
+                generate(line.statement, state)
+                text = "".join(state.tokens)
+                start = source.find(text)
+                number = bisect_right(offsets, start)
+                if start >= 0 and offsets[number - 1] == start and source.find(text, start + 1) < 0:
+                    for ranges, into in ((state.syntactic, syntactic), (state.inclusive, inclusive)):
+                        into.update((node, _moved(rng, number - 1)) for node, rng in ranges.items())
+                else:
+                    unplaced.append(id(line.statement))
+            chains = [(node, chain[:-1]) for node, chain in chains if id(chain[-1].statement) in unplaced]
+            if any(not chain for _, chain in chains):
                 return None
-            for ranges, into in ((state.syntactic, syntactic), (state.inclusive, inclusive)):
-                into.update((node, _moved(rng, line - 1)) for node, rng in ranges.items())
         return syntactic, inclusive
 
     def span(self, node: cst.CSTNode) -> Span:
@@ -138,17 +149,31 @@ class Positions:
         return (rng.start.line, rng.start.column), (rng.end.line, rng.end.column)
 
 
-def _holders(module: cst.Module, wanted: List[cst.CSTNode]) -> List[Tuple[cst.CSTNode, List[cst.CSTNode]]]:
-    """The top-level statements holding ``wanted`` nodes, each with its nodes; empty when a
-    node is outside every statement (the module itself, its header)."""
-    pending = {id(node): node for node in wanted}
-    holders = []
-    for statement in module.body:
-        found = [pending.pop(id(node)) for node in descendants(statement) if id(node) in pending]
-        if found:
-            holders.append((statement, found))
+class _Line(NamedTuple):
+    statement: cst.CSTNode  # a statement of a module or of an indented block
+    indents: Tuple[str, ...]  # what the blocks holding it indent by
+
+
+def _holding_lines(module: cst.Module, wanted: List[cst.CSTNode]) -> List[Tuple[cst.CSTNode, Tuple[_Line, ...]]]:
+    """Each wanted node with the statements on lines of their own that hold it, outermost
+    first; empty when a node is outside every statement (the module itself, its header) or
+    is punctuation or whitespace."""
+    pending = {id(node) for node in wanted}
+    found = []
+    stack = [(statement, (_Line(statement, ()),)) for statement in module.body]
+    while stack:
+        node, chain = stack.pop()
+        if id(node) in pending:
+            found.append((node, chain))
+            pending.discard(id(node))
             if not pending:
-                return holders
+                return found
+        children = iter_children(node)
+        if type(node) is cst.IndentedBlock:
+            indents = chain[-1].indents + (module.default_indent if node.indent is None else node.indent,)
+            stack.extend((child, chain + (_Line(child, indents),)) for child in children)
+        else:
+            stack.extend((child, chain) for child in children)
     return []
 
 

@@ -16,6 +16,7 @@ which other modules tell by key), the first operations met are the last ones app
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, Iterator, Optional, Tuple
 
@@ -319,13 +320,21 @@ def _returned_layout(
     return REVERSED if REVERSED in layouts else PERMUTED if PERMUTED in layouts else None
 
 
-def offer_returned_layouts(ctx, kind: str) -> None:
+def offer_returned_layouts(ctx) -> None:
     """Tell the other modules of the project which module-level functions of this one return an
-    array laid out as ``kind`` (``def hwc_to_chw(img): return img.transpose(2, 0, 1)``)."""
+    array permuted or reversed (``def hwc_to_chw(img): return img.transpose(2, 0, 1)``); once
+    per file, whichever of the rules that follow arrays asks."""
+    if ctx in _OFFERED:
+        return
+    _OFFERED.add(ctx)
     for scope in ctx.module_scope.methods.values():
         key = ctx.function_key(scope) if scope.kind == "function" else None
-        if key is not None and _returned_layout(ctx, cst.Call(cst.Name(scope.name)), _Walk(_nothing), None) == kind:
-            ctx.offer(f"{key}{_RETURNS}{kind}", "yes")
+        layout = _returned_layout(ctx, cst.Call(cst.Name(scope.name)), _Walk(_nothing), None) if key else None
+        if layout is not None:
+            ctx.offer(f"{key}{_RETURNS}{layout}", "yes")
+
+
+_OFFERED: "weakref.WeakSet[object]" = weakref.WeakSet()  # the file contexts whose layouts are offered
 
 
 def _nothing(_name: str, _before: Optional[cst.CSTNode]) -> None:

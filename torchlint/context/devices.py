@@ -9,7 +9,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.context.factories import factory_name
-from torchlint.context.loaders import keywords
+from torchlint.context.keywords import keywords
 from torchlint.context.tensors import HOST, TENSOR
 from torchlint.rewrite import attribute
 from torchlint.syntax import dotted_name, has_star_args, keyword, method_call, positional

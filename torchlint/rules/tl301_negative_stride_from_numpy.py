@@ -206,4 +206,4 @@ class NegativeStrideFromNumpy(Rule):
             self.report(node, replacements=contiguous_fix(self.ctx, args[0].value), applicability=level)
 
     def leave_Module(self, node: cst.Module) -> None:
-        offer_returned_layouts(self.ctx, REVERSED)
+        offer_returned_layouts(self.ctx)

@@ -579,7 +579,7 @@ class TransposedArrayFromNumpy(Rule):
                     del self._stored[key]  # not in another branch of an `if` it was stored in
 
     def leave_Module(self, node: cst.Module) -> None:
-        offer_returned_layouts(self.ctx, PERMUTED)
+        offer_returned_layouts(self.ctx)
         for stored in self._stored.values():
             self._report_stored(stored)
         permuted = self._permuted_parameters() if self._waiting else set()

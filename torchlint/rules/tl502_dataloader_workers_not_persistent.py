@@ -6,9 +6,10 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from torchlint.context.keywords import keywords, spread_changed
 from torchlint.context.loaders import (
     DATALOADER, DATASET_POSITION, EPOCH_NAME, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
-    cycled, fitted, keywords, returned_by_epoch_hook, spread_changed, unwrap_iteration,
+    cycled, fitted, returned_by_epoch_hook, unwrap_iteration,
 )
 from torchlint.context.scopes import in_loop
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
