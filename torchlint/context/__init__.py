@@ -19,13 +19,13 @@ from torchlint.context.dataflow import Bindings, assigned_before, self_attribute
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
     TORCH_ONLY_CALL, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, empty_input_branch,
-    evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed,
+    evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, iterates_dataset,
     off_gpu_branch, once_only_branch, runs_once_after_guard, takes_step, warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
 from torchlint.context.scopes import (
-    MODEL, STEP, Scope, callee, function_hotness, is_training_step_call, method_def, settle_helpers,
+    MODEL, STEP, Scope, callee, function_hotness, is_training_step_call, loss_code, method_def, settle_helpers,
 )
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, BATCH, DEVICE_METHODS, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
@@ -307,6 +307,12 @@ class FileContext:
         (``if torch.onnx.is_in_onnx_export():``, ``if self.onnx_trace:``)."""
         return self._in_branch(export_only_branch)
 
+    def in_validation_statistics(self) -> bool:
+        """Inside a loss, in a branch that runs only in evaluation mode (``if not
+        model.training:``): statistics of a validation pass, not of a training step."""
+        function = self.scope.function
+        return function.kind == "function" and loss_code(function) and self._in_branch(evaluation_only_branch)
+
     def in_off_gpu_branch(self) -> bool:
         """Inside a branch that runs only for tensors off the GPU (``if x.is_cpu:``, ``if
         x.device.type == "mps":``, the ``else`` of ``if x.is_cuda:``)."""
@@ -495,7 +501,7 @@ class FileContext:
         return self._function_facts().returned
 
     def joined_lists(self) -> Set[str]:
-        """Names the current function joins into a tensor with ``torch.cat``/``torch.stack``."""
+        """Names the current function joins into a tensor with ``torch.cat``/``torch.stack`` or ``sum()``."""
         return self._function_facts().joined
 
     @property
@@ -526,7 +532,7 @@ class FileContext:
                 scope.cold or scope.steps
             ) and (scope.name if scope.parent is self.module_scope else f".{scope.name}") in self._backpropagated:
                 scope.hot_reason, scope.hot_kind = f"loss {scope.name} (its result is back-propagated)", MODEL
-        settle_helpers(self.module_scope, self._scopes)
+        settle_helpers(self.module_scope, self._scopes, lambda scope: iterates_dataset(scope.node, self.qualname))
 
     def _note_backpropagated(self, loss: cst.BaseExpression) -> None:
         """``loss.backward()`` of ``loss = model.neg_log_likelihood(x, tags)`` (or of the call

@@ -41,6 +41,7 @@ TORCH_ONLY_CALL = "torch-only call"
 
 _MEMBER_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(TORCH_ONLY_MEMBERS | ARRAY_MEMBERS)) + r")\b")
 _OWNER = re.compile(r"([A-Za-z_]\w*)\s*$")  # the name right before a `.member`
+_SELF_FROM_NAME = re.compile(r"self\.(\w+)\s*=(?!=)\s*([A-Za-z_]\w*)\b")  # `self.lowers = edges[:-1]`
 _REGISTERED = re.compile(r"register_(?:buffer|parameter)\(\s*[\"'](\w+)")
 _STEP_CALL = re.compile(r"\.\s*(backward|step)\s*\(")
 _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
@@ -82,12 +83,13 @@ class TextFacts:
     @cached_property
     def tensor_attributes(self) -> FrozenSet[str]:
         """`self.<name>` assigned from torch (`nn.Parameter(...)`, `torch.zeros(...)`,
-        `y.cuda()`) or registered as a buffer or parameter somewhere."""
-        assigned = re.compile(
-            r"self\.(\w+)\s*(?::[^=\n]*)?=(?!=)[^\n]*(?:\b(?:" + "|".join(map(re.escape, self._torch_names))
-            + r")\b|\.cuda\(|\.to\()"
-        )
-        return frozenset(assigned.findall(self._text)) | frozenset(_REGISTERED.findall(self._text))
+        `y.cuda()`), from a name some line assigns from torch (`edges = torch.linspace(...)` ...
+        `self.lowers = edges[:-1]`), or registered as a buffer or parameter somewhere."""
+        from_torch = r"=(?!=)[^\n]*(?:\b(?:" + "|".join(map(re.escape, self._torch_names)) + r")\b|\.cuda\(|\.to\()"
+        found = set(re.findall(r"self\.(\w+)\s*(?::[^=\n]*)?" + from_torch, self._text))
+        local = set(re.findall(r"^[ \t]*([A-Za-z_]\w*)\s*" + from_torch, self._text, re.MULTILINE))
+        found.update(name for name, value in _SELF_FROM_NAME.findall(self._text) if value in local)
+        return frozenset(found) | frozenset(_REGISTERED.findall(self._text))
 
 
 @dataclass
@@ -99,7 +101,7 @@ class FunctionFacts:
     torch_arguments: Set[str] = field(default_factory=set)  # passed to F.* or a torch op
     annotated: Set[str] = field(default_factory=set)  # parameters annotated as tensors
     returned: Set[str] = field(default_factory=set)  # returned, alone or in a tuple, list or dict
-    joined: Set[str] = field(default_factory=set)  # passed to torch.cat/stack (a list made a tensor)
+    joined: Set[str] = field(default_factory=set)  # passed to torch.cat/stack or sum() (a list made a tensor)
     # rebound to a join of their own pieces: `deltas = torch.cat([d.flatten(1) for d in deltas])` (a list until then)
     pieces: Set[str] = field(default_factory=set)
     computed: Set[str] = field(default_factory=set)  # an operand of arithmetic (`x * 2`, `total += x`)
@@ -157,8 +159,10 @@ class FunctionFacts:
         name = qualname(func) or ""
         if name == "builtins.isinstance" and node.args and isinstance(node.args[0].value, cst.Name):
             self.type_tested.add(node.args[0].value.value)
-        elif name[6:] in _JOINS and name.startswith("torch.") and node.args and isinstance(node.args[0].value, cst.Name):
-            self.joined.add(node.args[0].value.value)
+        elif (name[6:] in _JOINS and name.startswith("torch.") or name == "builtins.sum") and node.args and isinstance(
+            node.args[0].value, cst.Name
+        ):
+            self.joined.add(node.args[0].value.value)  # `sum(losses)` adds a list's tensors up into one
 
         elif _takes_tensors(name):
             for arg in node.args:
@@ -261,21 +265,46 @@ def attribute_kinds(cls: cst.ClassDef, qualname: Callable) -> Dict[str, Optional
     """The tensor kinds of ``self.<name>`` in a class: parameters and buffers are tensors (they
     move with the module), a torch call's result has its kind, anything else is unknown."""
     found: Dict[str, list] = {}
-    for line in simple_statements(cls.body, enter_functions=True):
-        for node in line.body:
-            if isinstance(node, cst.Assign):
-                for target in node.targets:
-                    attr = target.target
-                    if isinstance(attr, cst.Attribute) and is_name(attr.value, "self"):
-                        kind = _assigned_kind(node.value, attr.attr.value, qualname)
-                        if kind != "skip":
-                            found.setdefault(attr.attr.value, []).append(kind)
-            elif isinstance(node, cst.Expr) and _registers(node.value):
-                found.setdefault(str(node.value.args[0].value.evaluated_value), []).append(TENSOR)
+    for method in direct_nodes(cls.body):
+        if not isinstance(method, cst.FunctionDef):
+            continue
+        local: Dict[str, cst.BaseExpression] = {}  # what each plain name was last assigned in the method
+        inference = TensorInference(qualname, _local_kind(local, qualname), lambda _: None)
+        for line in simple_statements(method.body, enter_functions=True):
+            for node in line.body:
+                if isinstance(node, cst.Assign):
+                    for target in node.targets:
+                        attr = target.target
+                        if isinstance(attr, cst.Attribute) and is_name(attr.value, "self"):
+                            kind = _assigned_kind(node.value, attr.attr.value, qualname, inference)
+                            if kind != "skip":
+                                found.setdefault(attr.attr.value, []).append(kind)
+                        elif isinstance(attr, cst.Name):
+                            local[attr.value] = node.value
+                elif isinstance(node, cst.Expr) and _registers(node.value):
+                    found.setdefault(str(node.value.args[0].value.evaluated_value), []).append(TENSOR)
     return {name: (None if None in kinds else merge_kinds(kinds)) for name, kinds in found.items()}
 
 
-def _assigned_kind(value: cst.BaseExpression, name: str, qualname: Callable):
+def _local_kind(local: Dict[str, cst.BaseExpression], qualname: Callable) -> Callable[[str], Optional[str]]:
+    """The kind of a plain name by the value it was last assigned (``edges = torch.linspace(0,
+    1, n)`` ... ``self.lowers = edges[:-1]``: a host tensor); each name followed once."""
+    following: Set[str] = set()
+
+    def kind(name: str) -> Optional[str]:
+        value = local.get(name)
+        if value is None or name in following:
+            return None
+        following.add(name)
+        try:
+            return TensorInference(qualname, kind, lambda _: None).kind(value)
+        finally:
+            following.discard(name)
+
+    return kind
+
+
+def _assigned_kind(value: cst.BaseExpression, name: str, qualname: Callable, inference: TensorInference):
     """The kind ``self.<name> = value`` gives; "skip" for ``None`` and for updates of itself,
     unless the update moves it to a device (``self.alpha = self.alpha.to(x.device)``)."""
     if is_name(value, "None"):
@@ -290,7 +319,7 @@ def _assigned_kind(value: cst.BaseExpression, name: str, qualname: Callable):
         return TENSOR
     if isinstance(value, cst.Call) and qualname(value.func) in _PARAMETERS:
         return TENSOR
-    kind = TensorInference(qualname, lambda _: None, lambda _: None).kind(value)
+    kind = inference.kind(value)
     return kind if kind in (TENSOR, HOST) else None
 
 
@@ -309,26 +338,42 @@ def takes_step(body: cst.CSTNode) -> bool:
 
 
 def evaluates_dataset(function: cst.FunctionDef, qualname: Callable) -> bool:
-    """Does a function loop over a dataset's batches (``for x, y in loader``,
-    ``for i, (x, y) in enumerate(loader)``, or any loop that feeds a model it is given:
-    ``model(batch)``), or run a model or a loop under no-grad: an evaluation, not one call of a
-    loss? A loss walking a list of predictions (``for i, p in enumerate(preds)``), or computing
-    statistics under no-grad (``with torch.no_grad(): clipfrac = ...``), is neither."""
+    """Does a function loop over a dataset's batches (``iterates_dataset``), or run a model or
+    a loop under no-grad and no model outside it: an evaluation, not one call of a loss? A loss
+    walking a list of predictions (``for i, p in enumerate(preds)``), computing statistics under
+    no-grad (``with torch.no_grad(): clipfrac = ...``), or running a target network there
+    beside the network it trains (``with torch.no_grad(): next_q = self.target(s2)`` ...
+    ``q = self.q(s)``), is neither."""
+    if iterates_dataset(function, qualname) or any(qualname(decorator.decorator) in _NO_GRAD or (
+        isinstance(decorator.decorator, cst.Call) and qualname(decorator.decorator.func) in _NO_GRAD
+    ) for decorator in function.decorators):
+        return True
+    parameters = _parameters(function)
+    blocks = [
+        node for node in direct_nodes(function.body) if isinstance(node, cst.With) and any(
+            isinstance(item.item, cst.Call) and qualname(item.item.func) in _NO_GRAD for item in node.items
+        )
+    ]
+    if not any(_runs_a_model(block.body, parameters) for block in blocks):
+        return False
+    inside = {id(node) for block in blocks for node in descendants(block)}
+    return not any(
+        _runs_model_call(node, parameters) for node in descendants(function.body) if id(node) not in inside
+    )
+
+
+def iterates_dataset(function: cst.FunctionDef, qualname: Callable) -> bool:
+    """Does a function loop over a dataset's batches (``for x, y in loader``, ``for i, (x, y) in
+    enumerate(loader)``, or any loop that feeds a model it is given: ``model(batch)``)?"""
     parameters = _parameters(function)
     for node in direct_nodes(function.body):
-        if isinstance(node, cst.With) and any(
-            isinstance(item.item, cst.Call) and qualname(item.item.func) in _NO_GRAD for item in node.items
-        ) and _runs_a_model(node.body, parameters):
-            return True
         if isinstance(node, cst.For):
             iterated = _iterated_name(node.iter, qualname)
             if iterated is not None and (
                 _unpacks_elements(node, qualname) or _calls_a_parameter(node.body, parameters - {iterated})
             ):
                 return True
-    return any(qualname(decorator.decorator) in _NO_GRAD or (
-        isinstance(decorator.decorator, cst.Call) and qualname(decorator.decorator.func) in _NO_GRAD
-    ) for decorator in function.decorators)
+    return False
 
 
 def _iterated_name(iterable: cst.BaseExpression, qualname: Callable) -> Optional[str]:
@@ -359,15 +404,16 @@ def _parameters(function: cst.FunctionDef) -> Set[str]:
 def _runs_a_model(body: cst.BaseSuite, parameters: Set[str]) -> bool:
     """Does ``body`` loop, or call a parameter, ``self`` or a ``self`` attribute (``model(x)``,
     ``self(x)``, ``self.net(x)``)?"""
-    for node in descendants(body):
-        if isinstance(node, (cst.For, cst.While)):
-            return True
-        if isinstance(node, cst.Call) and (
-            isinstance(node.func, cst.Name) and node.func.value in parameters | {"self"}
-            or isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")
-        ):
-            return True
-    return False
+    return any(isinstance(node, (cst.For, cst.While)) or _runs_model_call(node, parameters) for node in descendants(body))
+
+
+def _runs_model_call(node: cst.CSTNode, parameters: Set[str]) -> bool:
+    """Is ``node`` a call of a parameter, ``self`` or a ``self`` attribute (``model(x)``,
+    ``self(x)``, ``self.net(x)``)?"""
+    return isinstance(node, cst.Call) and (
+        isinstance(node.func, cst.Name) and (node.func.value in parameters or node.func.value == "self")
+        or isinstance(node.func, cst.Attribute) and is_name(node.func.value, "self")
+    )
 
 
 def _calls_a_parameter(body: cst.BaseSuite, parameters: Set[str]) -> bool:
@@ -427,7 +473,7 @@ def guards_right(operation: cst.BooleanOperation, only_branch: Callable[[cst.Bas
 def evaluation_only_branch(test: cst.BaseExpression) -> Optional[str]:
     """Which branch of ``if test:`` runs only in evaluation mode: the ``else`` of ``if
     self.training:`` (also ``if self.training or x is None:``), the body of ``if not self.training:``."""
-    return only_branch(test, lambda part: "orelse" if dotted_name(part) == "self.training" else None)
+    return only_branch(test, lambda part: "orelse" if (dotted_name(part) or "").endswith(".training") else None)
 
 
 def export_only_branch(test: cst.BaseExpression) -> Optional[str]:

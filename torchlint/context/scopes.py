@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -129,6 +129,15 @@ def in_model_code(scope: Scope) -> bool:
     return scope.hot_kind_of() == MODEL
 
 
+def loss_code(function: Scope) -> bool:
+    """Is ``function`` a loss: named like one (``focal_loss``), or a method of a class named
+    like one (``CtcCriterion.forward``, a subclass of ``_Loss``)?"""
+    cls = function.enclosing_class
+    return bool(_LOSS_NAME.match(function.name)) or cls is not None and any(
+        _LOSS_CLASS.search(name) for name in (cls.name, *cls.bases)
+    )
+
+
 def function_hotness(
     name: str, class_name: Optional[str], extra: FrozenSet[str], bases: Tuple[str, ...] = ()
 ) -> Tuple[Optional[str], Optional[str]]:
@@ -171,10 +180,11 @@ def trains(loop: cst.CSTNode) -> bool:
     )
 
 
-def settle_helpers(module_scope: Scope, scopes: List[Scope]) -> None:
+def settle_helpers(module_scope: Scope, scopes: List[Scope], evaluation: Callable[[Scope], bool]) -> None:
     """Settle hot paths for the whole file: functions that take an optimisation step and are
     called from a loop, then (until nothing changes) functions called from hot code. A class
-    constructed in hot code makes its ``__init__`` hot, not its other methods."""
+    constructed in hot code makes its ``__init__`` hot, not its other methods. An ``evaluation``
+    that step code calls (``if step % 1000 == 0: evaluate(model, val_loader)``) stays cold."""
     called_in_loops = {name for scope in scopes if scope.kind == "loop" for name in scope.called}
     for scope in scopes:
         if scope.steps and scope.hot_reason is None and not scope.cold and (
@@ -192,6 +202,8 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope]) -> None:
                 target = callee(scope, module_scope, name)
                 targets = [target] if target is not None else _held_functions(scope, module_scope, name)
                 for target in targets:
+                    if target.hot_reason is None and not target.cold and kind == STEP and not target.steps:
+                        target.cold = evaluation(target)
                     if target.hot_reason is None and not target.cold:
                         target.hot_reason = f"{target.name} (called from {scope.hot_path()})"
                         target.hot_kind = kind

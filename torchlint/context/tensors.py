@@ -9,6 +9,7 @@ dict of tensors, so its items are tensors.
 
 from __future__ import annotations
 
+import re
 from typing import Callable, List, Optional
 
 import libcst as cst
@@ -175,7 +176,12 @@ def parameter_kind(param: cst.Param, qualname: Callable, assume_tensor: bool = T
     default = param.default
     if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
         return NOT  # numbers, flags and strings
+    if _LIST_NAME.search(param.name.value):
+        return NOT  # `gt_bboxes_list`: one item per image, a Python list
     return TENSOR
+
+
+_LIST_NAME = re.compile(r"_lists?$")
 
 
 class TensorInference:

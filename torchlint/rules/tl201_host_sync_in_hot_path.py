@@ -104,6 +104,7 @@ class HostSyncInHotPath(Rule):
         "f\"got {x.max().item()}\")`: it runs only when the check fails), in code that runs only off "
         "the GPU (`if x.device.type == \"cpu\":`, `if x.is_cpu:`, also through a name, `is_mps = x.device.type == \"mps\"`, "
         "after `if x.is_cuda: return ...`), "
+        "in a loss's branch that runs only in evaluation mode (`if not model.training:`: validation statistics), "
         "in a function that draws with matplotlib (its data must reach the host), for a `.cpu()` "
         "in a block that calls `torch.cuda.empty_cache()` (a deliberate offload to bound GPU "
         "memory), "
@@ -118,6 +119,52 @@ class HostSyncInHotPath(Rule):
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+
+            class ECELoss(nn.Module):
+                def __init__(self, n_bins=15):
+                    super().__init__()
+                    edges = torch.linspace(0, 1, n_bins + 1)
+                    self.lowers = edges[:-1]  # a host tensor: a plain attribute, not a buffer
+
+                def forward(self, confidences):
+                    return [(confidences > lower.item()).float().mean() for lower in self.lowers]
+        """),
+        Valid("""
+            import editdistance
+            import torch.nn.functional as F
+            from torch import nn
+
+            class CtcCriterion(nn.Module):
+                def forward(self, model, sample):
+                    lprobs = model(**sample["net_input"])
+                    loss = F.ctc_loss(lprobs, sample["target"], sample["in_lens"], sample["tgt_lens"])
+                    errors = 0
+                    if not model.training:  # validation statistics: never in a training step
+                        for lp, t in zip(lprobs.transpose(0, 1), sample["target"]):
+                            errors += editdistance.eval(lp.argmax(-1).unique_consecutive().tolist(), t.tolist())
+                    return loss, errors
+        """),
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+
+            @torch.no_grad()
+            def evaluate(model, loader):
+                correct = 0
+                for x, y in loader:
+                    correct += (model(x.cuda()).argmax(1) == y.cuda()).sum().item()  # an evaluation, not a step
+                return correct
+
+            def train(model, loader, val_loader, optimizer):
+                for step, (x, y) in enumerate(loader):
+                    loss = F.cross_entropy(model(x.cuda()), y.cuda())
+                    optimizer.zero_grad(); loss.backward(); optimizer.step()
+                    if step % 1000 == 0:
+                        print(evaluate(model, val_loader))
+        """),
         Valid("""
             def train(model, loader, optimizer, device):
                 for x, lengths in loader:
@@ -444,6 +491,18 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            import torch.nn.functional as F
+
+            def td_loss(self, obs, actions, rewards, next_obs, dones):
+                with torch.no_grad():  # a target network beside the one trained: still a loss
+                    target = rewards + 0.99 * self.target_net(next_obs).max(1).values * (1 - dones)
+                q = self.q_net(obs).gather(1, actions).squeeze(1)
+                for i in range(len(q)):
+                    self.td_errors[i] = abs(q[i].item() - target[i])  # expect: TL201
+                return F.smooth_l1_loss(q, target)
+        """),
         Invalid("""
             import logging
             import torch
@@ -999,7 +1058,7 @@ class HostSyncInHotPath(Rule):
         model_code_only: bool = False,
     ) -> None:
         if (
-            self.ctx.in_rare_path() or self.ctx.in_definition() or self.ctx.in_off_gpu_branch()
+            self.ctx.in_rare_path() or self.ctx.in_definition() or self.ctx.in_off_gpu_branch() or self.ctx.in_validation_statistics()
             or self._after_a_sync() or self._for_export(node)
         ):
             return

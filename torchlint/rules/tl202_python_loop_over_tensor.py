@@ -114,6 +114,17 @@ class PythonLoopOverTensor(Rule):
             import torch
             from torch import nn
 
+            class RPNHead(nn.Module):
+                def loss(self, cls_scores, anchors, gt_bboxes_list):
+                    labels = []
+                    for i in range(cls_scores.shape[0]):  # one assignment per image: a list of boxes each
+                        labels.append(self.assign(anchors, gt_bboxes_list[i]))
+                    return self.loss_cls(cls_scores.flatten(1), torch.stack(labels))
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
             class RPN(nn.Module):
                 def forward(self, features, anchors):
                     objectness, deltas = self.head(features)  # one tensor per feature level
@@ -534,6 +545,19 @@ class PythonLoopOverTensor(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch import nn
+
+            class MultiSimilarityLoss(nn.Module):
+                def forward(self, feats, labels):
+                    sim = feats @ feats.t()
+                    losses = []
+                    for i in range(feats.size(0)):  # expect: TL202
+                        pos = sim[i][labels == labels[i]]
+                        neg = sim[i][labels != labels[i]]
+                        losses.append(pos.neg().exp().sum().log1p() + neg.exp().sum().log1p())
+                    return sum(losses) / feats.size(0)  # summed into one tensor: not ragged results
+        """),
         Invalid("""
             import pytorch_lightning as pl
             import torch.nn.functional as F
