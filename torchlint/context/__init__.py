@@ -900,8 +900,15 @@ class FileContext:
             return
         if self._validates_with_object(func):
             return  # `if not self.training: self.error_calculator(...)`: statistics of evaluation
-        if isinstance(func, cst.Name) or (isinstance(func, cst.Attribute) and is_name(func.value, "self")):
+        if isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and (
+            is_name(func.value, "self")
+            or isinstance(func.value, cst.Attribute) and is_name(func.value.value, "self")  # self.assigner.assign(...)
+        ):
             scope.called.add(dotted_name(func) or "")
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            built = self.value_of(func.value.value)  # agent = Agent(...) ... agent.update(batch)
+            if isinstance(built, cst.Call) and isinstance(built.func, cst.Name):
+                scope.called.add(f"{built.func.value}.{func.attr.value}")
         cls = scope.enclosing_class
         for arg in node.args if cls is not None else ():  # a method handed on: multi_apply(self._targets_single, ...)
             value = arg.value

@@ -187,8 +187,10 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope], evaluation: Callabl
     that step code calls (``if step % 1000 == 0: evaluate(model, val_loader)``) stays cold."""
     called_in_loops = {name for scope in scopes if scope.kind == "loop" for name in scope.called}
     for scope in scopes:
+        owner = scope.parent.name if scope.parent is not None and scope.parent.kind == "class" else "self"
         if scope.steps and scope.hot_reason is None and not scope.cold and (
-            scope.name in called_in_loops or f"self.{scope.name}" in called_in_loops or _STEP_FUNCTION.search(scope.name)
+            scope.name in called_in_loops or f"self.{scope.name}" in called_in_loops
+            or f"{owner}.{scope.name}" in called_in_loops or _STEP_FUNCTION.search(scope.name)
         ):
             scope.hot_reason, scope.hot_kind = f"training step {scope.name}", STEP
     changed = True
@@ -213,13 +215,19 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope], evaluation: Callabl
 def _held_functions(caller: Scope, module_scope: Scope, name: str) -> List[Scope]:
     """The module's functions a ``self.<attr>(...)`` call may run when the class stores them in
     that attribute (``self.criterion = cross_entropy``, in any branch of ``__init__``), or the
-    ``__call__`` of the module's class whose object it stores (``self.accuracy = Accuracy()``)."""
+    ``__call__`` of the module's class whose object it stores (``self.accuracy = Accuracy()``);
+    for ``self.<attr>.<method>(...)``, that class's method (``self.assigner.assign(...)``)."""
     owner, _, attr = name.partition(".")
     cls = caller.enclosing_class
     if owner != "self" or not attr or cls is None:
         return []
+    attr, _, method = attr.partition(".")
     held = [module_scope.methods.get(stored) for stored in cls.held.get(attr, ())]
-    functions = [scope.methods.get("__call__") if scope is not None and scope.kind == "class" else scope for scope in held]
+    functions = [
+        scope.methods.get(method or "__call__") if scope is not None and scope.kind == "class"
+        else None if method else scope
+        for scope in held
+    ]
     return [function for function in functions if function is not None and function.kind == "function"]
 
 
@@ -247,11 +255,12 @@ def method_def(cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
 
 
 def callee(caller: Scope, module_scope: Scope, name: str) -> Optional[Scope]:
-    """The function a call of ``name`` (``helper`` or ``self.helper``) from ``caller`` runs."""
+    """The function a call of ``name`` (``helper``, ``self.helper``, or ``Agent.update`` for an
+    object of the module's class ``Agent``) from ``caller`` runs."""
     owner_name, _, attr = name.partition(".")
     if attr:
-        cls = caller.enclosing_class
-        return cls.methods.get(attr) if cls is not None and owner_name == "self" else None
+        cls = caller.enclosing_class if owner_name == "self" else module_scope.methods.get(owner_name)
+        return cls.methods.get(attr) if cls is not None and cls.kind == "class" else None
     scope: Optional[Scope] = caller
     while scope is not None:
         if scope.kind in ("function", "module") and name in scope.methods:

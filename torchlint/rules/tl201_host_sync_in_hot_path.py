@@ -492,6 +492,27 @@ class HostSyncInHotPath(Rule):
     )
     invalid = (
         Invalid("""
+            import torch.nn.functional as F
+
+            class Agent:
+                def __init__(self, net, optimizer):
+                    self.net, self.optimizer, self.priorities = net, optimizer, {}
+
+                def learn(self, obs, actions, targets, idxs):  # a step, called from the loop below
+                    q = self.net(obs).gather(1, actions).squeeze(1)
+                    for i, e in zip(idxs, (q - targets).abs()):
+                        self.priorities[i] = e.item()  # expect: TL201
+                    loss = F.smooth_l1_loss(q, targets)
+                    self.optimizer.zero_grad()
+                    loss.backward()
+                    self.optimizer.step()
+
+            def main(net, optimizer, replay, steps):
+                agent = Agent(net, optimizer)
+                for _ in range(steps):
+                    agent.learn(*replay.sample(32))
+        """),
+        Invalid("""
             import torch
             import torch.nn.functional as F
 

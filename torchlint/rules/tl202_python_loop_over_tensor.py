@@ -546,6 +546,25 @@ class PythonLoopOverTensor(Rule):
     )
     invalid = (
         Invalid("""
+            import torch
+            from torch import nn
+
+            class Assigner:
+                def assign(self, cost, ks):
+                    match = torch.zeros_like(cost)
+                    for g in range(cost.shape[0]):  # expect: TL202
+                        match[g, torch.topk(cost[g], int(ks[g]), largest=False).indices] = 1
+                    return match
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.assigner = Assigner()
+
+                def forward(self, cost, ks):  # runs the held object's method on every call
+                    return self.assigner.assign(cost.float(), ks.long()).sum()
+        """),
+        Invalid("""
             from torch import nn
 
             class MultiSimilarityLoss(nn.Module):
