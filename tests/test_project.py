@@ -99,6 +99,54 @@ def test_calls_are_followed_through_helpers_of_other_modules(tmp_path):
     assert found(paths) == [("stats.py", 5, "TL201")]
 
 
+ASSIGNER = """
+    import torch
+
+    class Assigner:
+        def assign(self, cost, ks):
+            match = torch.zeros_like(cost)
+            for g in range(cost.shape[0]):
+                match[g, torch.topk(cost[g], 3, largest=False).indices] = 1
+            return match
+"""
+
+
+def test_a_method_of_an_object_of_another_files_class_a_forward_holds_is_hot(tmp_path):
+    paths = write(tmp_path, {
+        "det/__init__.py": "",
+        "det/assign.py": ASSIGNER,
+        "det/head.py": """
+            from torch import nn
+            from .assign import Assigner
+
+            class Head(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.assigner = Assigner()
+
+                def forward(self, cost, ks):
+                    return self.assigner.assign(cost.float(), ks).sum()
+        """,
+    })
+    assert found(paths) == [("assign.py", 7, "TL202")]
+
+
+def test_a_method_of_an_object_of_another_files_class_a_loss_builds_is_hot(tmp_path):
+    paths = write(tmp_path, {
+        "det/__init__.py": "",
+        "det/assign.py": ASSIGNER,
+        "det/loss.py": """
+            import torch
+            from .assign import Assigner
+
+            def detection_loss(cost, ks):
+                assigner = Assigner()
+                return torch.sum(assigner.assign(cost, ks))
+        """,
+    })
+    assert found(paths) == [("assign.py", 7, "TL202")]
+
+
 def test_a_method_a_base_class_forward_calls_in_another_file_is_hot(tmp_path):
     paths = write(tmp_path, {
         "pml/__init__.py": "",

@@ -900,15 +900,15 @@ class FileContext:
             return
         if self._validates_with_object(func):
             return  # `if not self.training: self.error_calculator(...)`: statistics of evaluation
-        if isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and (
-            is_name(func.value, "self")
-            or isinstance(func.value, cst.Attribute) and is_name(func.value.value, "self")  # self.assigner.assign(...)
-        ):
+        if isinstance(func, cst.Name) or _held_call(func) is not None:  # helper(x), self.f(x), self.assigner.assign(x)
             scope.called.add(dotted_name(func) or "")
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             built = self.value_of(func.value.value)  # agent = Agent(...) ... agent.update(batch)
             if isinstance(built, cst.Call) and isinstance(built.func, cst.Name):
                 scope.called.add(f"{built.func.value}.{func.attr.value}")
+                elsewhere = self.project_callee(built.func)  # a class of another module of the project
+                if elsewhere is not None:
+                    scope.imported.add(f"{elsewhere}.{func.attr.value}")
         cls = scope.enclosing_class
         for arg in node.args if cls is not None else ():  # a method handed on: multi_apply(self._targets_single, ...)
             value = arg.value
@@ -917,8 +917,9 @@ class FileContext:
         target = self.project_callee(func)
         if target is not None:
             scope.imported.add(target)
-        elif isinstance(func, cst.Attribute) and is_name(func.value, "self") and scope.enclosing_class is not None:
-            scope.imported.update(scope.enclosing_class.held_imported.get(func.attr.value, ()))
+        elif cls is not None and _held_call(func) is not None:
+            held, method = _held_call(func)
+            scope.imported.update(f"{name}.{method}" for name in cls.held_imported.get(held, ()))
 
     def _validates_with_object(self, func: cst.BaseExpression) -> bool:
         """Is ``func`` an object the class holds (``self.accuracy = Accuracy()``), called in a
@@ -941,7 +942,7 @@ class FileContext:
         """``self.criterion = cross_entropy`` (or ``a if c else b``), ``self.accuracy =
         Accuracy()``: the functions, and the objects of the file's classes, a class stores in an
         attribute, for calls of ``self.criterion(...)`` (``scopes.settle_helpers``); an object of
-        another module's class is called by its ``__call__`` there (``held_imported``)."""
+        another module's class runs its ``__call__`` or a method there (``held_imported``)."""
         if not is_name(target.value, "self"):
             return
         values = (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,)
@@ -953,7 +954,7 @@ class FileContext:
         attr = target.attr.value
         cls.held.setdefault(attr, []).extend(names + [func.value for func in built])
         imported = [self.project_callee(func) for func in built]
-        cls.held_imported.setdefault(attr, []).extend(f"{name}.__call__" for name in imported if name is not None)
+        cls.held_imported.setdefault(attr, []).extend(name for name in imported if name is not None)
         if built:
             cls.held_objects.add(attr)
 
@@ -1078,3 +1079,13 @@ def _less_a_number(node: cst.BaseExpression) -> cst.BaseExpression:
     ):
         return node.left
     return node
+
+
+def _held_call(func: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """(attribute, method) of a call of an object ``self`` holds: ``self.metric(x)`` runs the
+    object's ``__call__``, ``self.assigner.assign(...)`` its ``assign``."""
+    if isinstance(func, cst.Attribute) and is_name(func.value, "self"):
+        return func.attr.value, "__call__"
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and is_name(func.value.value, "self"):
+        return func.value.attr.value, func.attr.value
+    return None

@@ -55,7 +55,7 @@ class Scope:
     cold: bool = False  # evaluation over a dataset: never hot, whatever calls it
     steps: bool = False  # a function that takes an optimisation step (`.backward()` outside loops)
     held: Dict[str, List[str]] = field(default_factory=dict)  # class scopes: attribute -> names stored in it
-    held_imported: Dict[str, List[str]] = field(default_factory=dict)  # attribute -> `__call__` of another module
+    held_imported: Dict[str, List[str]] = field(default_factory=dict)  # attribute -> classes of other modules
     held_objects: Set[str] = field(default_factory=set)  # attributes holding an object the class built
 
     @property
