@@ -147,6 +147,40 @@ def test_a_method_of_an_object_of_another_files_class_a_loss_builds_is_hot(tmp_p
     assert found(paths) == [("assign.py", 7, "TL202")]
 
 
+AGENT = """
+    import torch.nn.functional as F
+
+    class Agent:
+        def __init__(self, net, optimizer):
+            self.net, self.optimizer, self.priorities = net, optimizer, {}
+
+        def learn(self, obs, actions, targets, idxs):
+            q = self.net(obs).gather(1, actions).squeeze(1)
+            for i, e in zip(idxs, (q - targets).abs()):
+                self.priorities[i] = e.item()
+            loss = F.smooth_l1_loss(q, targets)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("calls, found_there", [
+    ("for _ in range(steps):\n        agent.learn(*replay.sample(32))", [("agent.py", 10, "TL202"), ("agent.py", 11, "TL201")]),
+    ("agent.learn(*replay.sample(32))", []),  # once: no step of a training loop
+])
+def test_a_step_a_loop_in_another_file_takes_is_step_code(tmp_path, calls, found_there):
+    paths = write(tmp_path, {"rl/__init__.py": "", "rl/agent.py": AGENT, "rl/train.py": f"""
+import torch
+from rl.agent import Agent
+
+def main(net, replay, steps):
+    agent = Agent(net, torch.optim.Adam(net.parameters()))
+    {calls}
+"""})
+    assert found(paths) == found_there
+
+
 def test_a_method_a_base_class_forward_calls_in_another_file_is_hot(tmp_path):
     paths = write(tmp_path, {
         "pml/__init__.py": "",

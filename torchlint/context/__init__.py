@@ -42,6 +42,7 @@ _UNKNOWN = object()  # `_order_of` for an expression no assignment holds
 __all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "BATCH", "MODEL", "STEP"]
 
 _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+_CALLED_IN_LOOP = "@called_in_loop"  # the key a module tells which functions of another it calls from a loop by
 # Calls that are never to a function of the project being linted.
 _TEST_CASE_PREFIXES = ("test", "setup")
 _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "logging.")
@@ -532,6 +533,11 @@ class FileContext:
                 scope.cold or scope.steps
             ) and (scope.name if scope.parent is self.module_scope else f".{scope.name}") in self._backpropagated:
                 scope.hot_reason, scope.hot_kind = f"loss {scope.name} (its result is back-propagated)", MODEL
+        for scope in self._scopes:  # a step that a loop in another file takes: agent.learn(batch) per iteration
+            if scope.kind == "function" and scope.steps and scope.hot_reason is None and not scope.cold and any(
+                self.need(f"{name}{_CALLED_IN_LOOP}") for name in self._reached_as(scope)
+            ):
+                scope.hot_reason, scope.hot_kind = f"training step {scope.name} (called in a loop in another file)", STEP
         settle_helpers(self.module_scope, self._scopes, lambda scope: iterates_dataset(scope.node, self.qualname))
 
     def _note_backpropagated(self, loss: cst.BaseExpression) -> None:
@@ -908,7 +914,7 @@ class FileContext:
                 scope.called.add(f"{built.func.value}.{func.attr.value}")
                 elsewhere = self.project_callee(built.func)  # a class of another module of the project
                 if elsewhere is not None:
-                    scope.imported.add(f"{elsewhere}.{func.attr.value}")
+                    self._call_elsewhere(scope, f"{elsewhere}.{func.attr.value}")
         cls = scope.enclosing_class
         for arg in node.args if cls is not None else ():  # a method handed on: multi_apply(self._targets_single, ...)
             value = arg.value
@@ -916,10 +922,17 @@ class FileContext:
                 scope.called.add(f"self.{value.attr.value}")
         target = self.project_callee(func)
         if target is not None:
-            scope.imported.add(target)
+            self._call_elsewhere(scope, target)
         elif cls is not None and _held_call(func) is not None:
             held, method = _held_call(func)
             scope.imported.update(f"{name}.{method}" for name in cls.held_imported.get(held, ()))
+
+    def _call_elsewhere(self, scope: Scope, target: str) -> None:
+        """Note a call of ``target``, a function of another module of the project; from a loop,
+        tell that module (a step it takes there runs once per iteration)."""
+        scope.imported.add(target)
+        if scope.kind == "loop":
+            self.offer(f"{target}{_CALLED_IN_LOOP}", "yes")
 
     def _validates_with_object(self, func: cst.BaseExpression) -> bool:
         """Is ``func`` an object the class holds (``self.accuracy = Accuracy()``), called in a
