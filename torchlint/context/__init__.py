@@ -906,9 +906,10 @@ class FileContext:
             return
         if self._validates_with_object(func):
             return  # `if not self.training: self.error_calculator(...)`: statistics of evaluation
-        if isinstance(func, cst.Name) or _held_call(func) is not None:  # helper(x), self.f(x), self.assigner.assign(x)
+        held_call = _held_call(func)
+        if isinstance(func, cst.Name) or held_call is not None:  # helper(x), self.f(x), self.assigner.assign(x)
             scope.called.add(dotted_name(func) or "")
-        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value not in self.imports.names:
             built = self.value_of(func.value.value)  # agent = Agent(...) ... agent.update(batch)
             if isinstance(built, cst.Call) and isinstance(built.func, cst.Name):
                 scope.called.add(f"{built.func.value}.{func.attr.value}")
@@ -923,8 +924,8 @@ class FileContext:
         target = self.project_callee(func)
         if target is not None:
             self._call_elsewhere(scope, target)
-        elif cls is not None and _held_call(func) is not None:
-            held, method = _held_call(func)
+        elif cls is not None and held_call is not None:
+            held, method = held_call
             scope.imported.update(f"{name}.{method}" for name in cls.held_imported.get(held, ()))
 
     def _call_elsewhere(self, scope: Scope, target: str) -> None:
@@ -1097,8 +1098,11 @@ def _less_a_number(node: cst.BaseExpression) -> cst.BaseExpression:
 def _held_call(func: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     """(attribute, method) of a call of an object ``self`` holds: ``self.metric(x)`` runs the
     object's ``__call__``, ``self.assigner.assign(...)`` its ``assign``."""
-    if isinstance(func, cst.Attribute) and is_name(func.value, "self"):
-        return func.attr.value, "__call__"
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and is_name(func.value.value, "self"):
-        return func.value.attr.value, func.attr.value
+    if type(func) is not cst.Attribute:  # type(), not isinstance: it runs for every call
+        return None
+    owner = func.value
+    if type(owner) is cst.Name:
+        return (func.attr.value, "__call__") if owner.value == "self" else None
+    if type(owner) is cst.Attribute and type(owner.value) is cst.Name and owner.value.value == "self":
+        return owner.attr.value, func.attr.value
     return None

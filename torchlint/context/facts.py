@@ -41,7 +41,7 @@ TORCH_ONLY_CALL = "torch-only call"
 
 _MEMBER_USE = re.compile(r"\.\s*(?:" + "|".join(sorted(TORCH_ONLY_MEMBERS | ARRAY_MEMBERS)) + r")\b")
 _OWNER = re.compile(r"([A-Za-z_]\w*)\s*$")  # the name right before a `.member`
-_SELF_FROM_NAME = re.compile(r"self\.(\w+)\s*=(?!=)\s*([A-Za-z_]\w*)\b")  # `self.lowers = edges[:-1]`
+_SELF_FROM_ITEM = re.compile(r"self\.(\w+)\s*=(?!=)\s*([A-Za-z_]\w*)\s*\[")  # `self.lowers = edges[:-1]`
 _REGISTERED = re.compile(r"register_(?:buffer|parameter)\(\s*[\"'](\w+)")
 _STEP_CALL = re.compile(r"\.\s*(backward|step)\s*\(")
 _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
@@ -83,12 +83,14 @@ class TextFacts:
     @cached_property
     def tensor_attributes(self) -> FrozenSet[str]:
         """`self.<name>` assigned from torch (`nn.Parameter(...)`, `torch.zeros(...)`,
-        `y.cuda()`), from a name some line assigns from torch (`edges = torch.linspace(...)` ...
-        `self.lowers = edges[:-1]`), or registered as a buffer or parameter somewhere."""
+        `y.cuda()`), from items of a name some line assigns from torch (`edges = torch.linspace(...)`
+        ... `self.lowers = edges[:-1]`), or registered as a buffer or parameter somewhere."""
         from_torch = r"=(?!=)[^\n]*(?:\b(?:" + "|".join(map(re.escape, self._torch_names)) + r")\b|\.cuda\(|\.to\()"
         found = set(re.findall(r"self\.(\w+)\s*(?::[^=\n]*)?" + from_torch, self._text))
-        local = set(re.findall(r"^[ \t]*([A-Za-z_]\w*)\s*" + from_torch, self._text, re.MULTILINE))
-        found.update(name for name, value in _SELF_FROM_NAME.findall(self._text) if value in local)
+        found.update(
+            name for name, local in _SELF_FROM_ITEM.findall(self._text)
+            if re.search(r"^[ \t]*" + local + r"\s*" + from_torch, self._text, re.MULTILINE)
+        )
         return frozenset(found) | frozenset(_REGISTERED.findall(self._text))
 
 
