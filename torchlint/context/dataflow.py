@@ -24,7 +24,11 @@ from torchlint.context.tensors import HOST, TENSOR, UNBOUND, merge_kinds
 from torchlint.walker import is_expression, iter_children, simple_statements
 
 # `to_device(` also matches move_to_device/send_to_device; `to_cuda(` is matched by `cuda(`.
-_CUDA_USE = re.compile(r"cuda[.(\"':]|\.to\(\s*(\w+\.)*\w*(device|gpu)\w*\s*[,)]|to_device\(")
+_CUDA_USE = re.compile(
+    r"cuda[.(\"':]|\.to\(\s*(device\s*=\s*)?(\w+\.)*\w*(device|gpu)\w*\s*[,)]|to_device\("
+)
+# `device = torch.device("cpu")` as a statement of its own (not a parameter's default)
+_CPU_DEVICE = re.compile(r"^[ \t]*device\s*=\s*(torch\.device\()?[\"']cpu[\"']\)?[ \t]*(#.*)?$", re.MULTILINE)
 MAX_TRAIL = 20  # a trail of reassignments longer than this is not followed
 
 
@@ -208,5 +212,6 @@ def _only_value(values: List[cst.BaseExpression]) -> Optional[cst.BaseExpression
 
 def uses_cuda(code: str) -> bool:
     """Does the file's text move anything to, or ask anything of, a CUDA device (or a device
-    held in a variable named so: ``x.to(device)``)?"""
-    return bool(_CUDA_USE.search(code))
+    held in a variable named so: ``x.to(device)``, ``x.to(device=device)``), unless the only
+    device it names is the CPU (``device = torch.device("cpu")`` and no mention of CUDA)?"""
+    return bool(_CUDA_USE.search(code)) and ("cuda" in code or not _CPU_DEVICE.search(code))

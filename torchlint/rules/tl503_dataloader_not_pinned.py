@@ -102,8 +102,8 @@ class DataloaderNotPinned(Rule):
         "Finds the pair that makes host-to-device copies of batches asynchronous: a "
         "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
         "(`x.to(device)`, `batch[\"image\"].cuda()`, a helper such as `to_device(x, device)`, or element by "
-        "element: `{k: v.to(device) for k, v in batch.items()}`) in a `for` loop over it (also "
-        "`enumerate(...)`, `tqdm(...)`, `zip(pbar, loader)`, "
+        "element: `{k: v.to(device) for k, v in batch.items()}`) in a `for` loop or a comprehension over it (also "
+        "`enumerate(...)`, `tqdm(...)`, `zip(pbar, loader)`, `zip(src_loader, tgt_loader)`, "
         "`metric_logger.log_every(loader, ...)`, `tqdm(loader) if verbose else loader`) or drawn with "
         "`next(...)` of an iterator of it a loop draws every batch from (`it = iter(loader)` ... "
         "`x, y = next(it)`), from a generator of the file that cycles it (`next(self.dl).to(device)` after "
@@ -124,7 +124,8 @@ class DataloaderNotPinned(Rule):
         "the class's Lightning base often lives in another file), or by a method "
         "such a hook returns (`return self._dataloader_factory(\"train\")`), counts as "
         "moved: the framework copies its batches to the device. Only in files that use CUDA or move "
-        "data to a device held in a variable (`x.to(device)`), Lightning hooks aside. A loader that "
+        "data to a device held in a variable (`x.to(device)`, `x.to(device=device)`; not where the only "
+        "device the file names is the CPU: `device = torch.device(\"cpu\")`), Lightning hooks aside. A loader that "
         "leaves the file's sight (returned, kept on an object or in a container, passed on) and is "
         "never iterated there is reported where the project moves loader batches to the device: this "
         "file or another of its project (its top-level package, or a script's folder) has a loop "
@@ -171,6 +172,18 @@ class DataloaderNotPinned(Rule):
         "workers (which would pin in the training process itself) is not asked to pin."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            device = torch.device("cpu")  # the only device this script names
+
+            def train(ds, model, epochs):
+                loader = DataLoader(ds, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)
+                for epoch in range(epochs):
+                    for x, y in loader:
+                        model(x.to(device)).sum().backward()
+        """),
         Valid("""
             from torch.utils.data import DataLoader
 
@@ -260,6 +273,42 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def evaluate(model, ds):
+                loader = DataLoader(ds, batch_size=1024, num_workers=4)  # expect: TL503
+                with torch.no_grad():
+                    return torch.cat([model(x.to("cuda")) for x, _ in loader])
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def evaluate(model, ds):
+                loader = DataLoader(ds, batch_size=1024, num_workers=4, pin_memory=True)
+                with torch.no_grad():
+                    return torch.cat([model(x.to("cuda", non_blocking=True)) for x, _ in loader])
+        """),
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def train(model, source, target, epochs):
+                src = DataLoader(source, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)  # expect: TL503
+                tgt = DataLoader(target, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)  # expect: TL503
+                for epoch in range(epochs):
+                    for (xs, ys), (xt, _) in zip(src, tgt):
+                        model(xs.to(device=device), ys.to(device=device), xt.to(device=device)).backward()
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def train(model, source, target, epochs):
+                src = DataLoader(source, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True, pin_memory=True)
+                tgt = DataLoader(target, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True, pin_memory=True)
+                for epoch in range(epochs):
+                    for (xs, ys), (xt, _) in zip(src, tgt):
+                        model(xs.to(device=device, non_blocking=True), ys.to(device=device, non_blocking=True), xt.to(device=device, non_blocking=True)).backward()
+        """),
         Invalid("""
             import torch
 
@@ -833,32 +882,44 @@ class DataloaderNotPinned(Rule):
         self._loader_calls: Dict[int, cst.Call] = {}  # id(DataLoader call) -> the call, for loaders that leave
 
     def visit_For(self, node: cst.For) -> None:
+        self._enter_iteration(node, node.iter, node.target)
+
+    def leave_For(self, node: cst.For) -> None:
+        while self._loops and self._loops[-1][0] is node:
+            self._loops.pop()
+
+    def _enter_comprehension(self, node) -> None:
+        """``torch.cat([model(x.cuda()) for x, _ in loader])``: entered before its element."""
+        self._enter_iteration(node, node.for_in.iter, node.for_in.target)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = _enter_comprehension
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_For
+
+    def _enter_iteration(self, node: cst.CSTNode, iterable: cst.BaseExpression, target: cst.BaseExpression) -> None:
+        """Note the loaders a loop or comprehension walks, with the names their batches get
+        (each loader of ``zip(src_loader, tgt_loader)`` with its own part of the target)."""
         if self.ctx.is_test_module:
             return
         if not self.ctx.uses_cuda:
             if self._builds_loaders:
-                self._iterated.append(self.ctx.loaders.ref(unwrap_iteration(self.ctx, node.iter)))
+                self._iterated.append(self.ctx.loaders.ref(unwrap_iteration(self.ctx, iterable)))
             return
-        iterable, target = unwrap_iteration(self.ctx, node.iter), node.target
+        iterable = unwrap_iteration(self.ctx, iterable)
         zipped = positional(iterable) if isinstance(iterable, cst.Call) and is_name(iterable.func, "zip") else ()
         refs = [self.ctx.loaders.ref(arg.value) for arg in zipped]
         refs = [None if ref is not None and ref[0] == "global" and self.ctx.global_value(ref[1]) is None else ref
                 for ref in refs]  # `t` of `with trange(n) as t` is no loader
-        if zipped and sum(ref is not None for ref in refs) == 1:  # for i, batch in zip(pbar, loader)
-            position = next(index for index, ref in enumerate(refs) if ref is not None)
+        if any(ref is not None for ref in refs):  # for i, batch in zip(pbar, loader)
             parts = target.elements if isinstance(target, (cst.Tuple, cst.List)) else ()
+            walked = [(part.value, ref) for part, ref in zip(parts, refs) if ref is not None]
             if len(parts) != len(zipped):
                 return
-            target, ref = parts[position].value, refs[position]
         else:
             ref = self.ctx.loaders.ref(iterable)
-        if ref is not None:
-            self._loops.append((node, frozenset(target_names(target)), ref))
+            walked = [(target, ref)] if ref is not None else []
+        for part, ref in walked:
+            self._loops.append((node, frozenset(target_names(part)), ref))
             self._iterated.append(ref)
-
-    def leave_For(self, node: cst.For) -> None:
-        if self._loops and self._loops[-1][0] is node:
-            self._loops.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         self._note_loader(node)
@@ -983,8 +1044,8 @@ class DataloaderNotPinned(Rule):
                 return None
             return owner.value if value.value == owner.value else self._moved_batch(value, depth + 1)
         batch = _batch_of_element(self.ctx.ancestors, owner.value) or owner.value
-        if batch != owner.value and self.ctx.value_of(batch) is not None:
-            return None
+        if batch != owner.value and self.ctx.value_of(batch) is not None:  # `[m(x.cuda()) for x in loader]`: a batch
+            return owner.value if any(owner.value in names for _, names, _ in self._loops) else None
         return batch
 
     def leave_Module(self, node: cst.Module) -> None:
