@@ -19,6 +19,7 @@ from torchlint.syntax import dotted_name
 from torchlint.walker import descendants, returned_values, simple_statements
 
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
+_IN_MEMORY_LIBRARIES = ("torch_geometric.datasets.",)  # PyG's InMemoryDataset family: TUDataset, Planetoid, QM9
 # Calls that only convert what ``__getitem__`` indexed: no file read, decode or augmentation.
 _CONVERTING_FUNCTIONS = frozenset(
     "torch.from_numpy torch.tensor torch.as_tensor numpy.array numpy.asarray builtins.int builtins.float".split()
@@ -118,7 +119,7 @@ class DatasetFacts:
         if not isinstance(dataset, cst.Call):
             return False
         name = qualname(dataset.func) or ""
-        if name in _IN_MEMORY_CALLS or name.endswith("TensorDataset"):
+        if name in _IN_MEMORY_CALLS or name.endswith("TensorDataset") or name.startswith(_IN_MEMORY_LIBRARIES):
             return True
         function = self._ctx.function_here(dataset.func)
         if function is not None and depth < 2:  # built by a function of the file: what it returns

@@ -30,7 +30,7 @@ class DataloaderWithoutWorkers(Rule):
         "`num_workers` or with `num_workers=0`, under any import alias, reading `**loader_kwargs` "
         "when that dict is built in the same function. A subclass of the run (also re-exported by its "
         "package) counts unless its `__init__` fixes the workers (takes neither `num_workers` nor "
-        "`**kwargs`). A dataset in memory (a list, `range`, `TensorDataset`, a class whose "
+        "`**kwargs`). A dataset in memory (a list, `range`, `TensorDataset`, PyG's in-memory datasets (`TUDataset`, `Planetoid`), a class whose "
         "`__getitem__` only indexes what `__init__` stored, also one that a function or method of the "
         "file builds and returns, and the parts `Subset` or `random_split` take of one) or an `IterableDataset` is not reported: workers cannot help it."
     )
@@ -66,6 +66,16 @@ class DataloaderWithoutWorkers(Rule):
         "`next(iter(loader))`), as demos that show a few samples do."
     )
     valid = (
+        Valid("""
+            from torch_geometric.datasets import TUDataset
+            from torch_geometric.loader import DataLoader
+
+            dataset = TUDataset("data", name="MUTAG")  # an InMemoryDataset: items are slices of stored tensors
+            loader = DataLoader(dataset, batch_size=32, shuffle=True)
+            for epoch in range(100):
+                for data in loader:
+                    data = data.to("cuda")
+        """),
         Valid("""
             from torch.utils.data import DataLoader
 

@@ -11,7 +11,7 @@ from torchlint.context.loaders import (
     DATALOADER, DATASET_POSITION, EPOCH_NAME, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
     cycled, fitted, returned_by_epoch_hook, unwrap_iteration,
 )
-from torchlint.context.scopes import in_loop
+from torchlint.context.scopes import in_loop, method_def
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import assigned_name, dotted_name, is_name, keyword, literal_value
@@ -38,7 +38,8 @@ class DataloaderWorkersNotPersistent(Rule):
         "for the caller to train on, or an evaluation loader returned beside one (`return train_iter, "
         "test_iter`, also in a list or dict, `return {\"train\": train, \"val\": val}`: the loop that "
         "trains on one evaluates on the other every epoch), not one built "
-        "for a given epoch (`build_iter(self, epoch)`); handed to a generator of the file that walks "
+        "for a given epoch (`build_iter(self, epoch)`) nor one whose sampler, a class of the file, never ends "
+        "(`while True:` in its `__iter__`, detectron2's `TrainingSampler`: iterated once for the whole run); handed to a generator of the file that walks "
         "it again and again (`self.dl = cycle(dl)` with `while True: for x in dl: yield x`, also "
         "through `accelerator.prepare(dl)`; not `itertools.cycle`, which replays one pass); given to "
         "Lightning's `trainer.fit(model, train_loader, val_loader)`, which iterates both every epoch; or "
@@ -95,6 +96,21 @@ class DataloaderWorkersNotPersistent(Rule):
         "persistent workers would not see, or in test code."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch.utils.data import DataLoader, Sampler
+
+            class TrainingSampler(Sampler):
+                def __init__(self, size):
+                    self.size = size
+
+                def __iter__(self):
+                    while True:  # endless: the loader is iterated once, for the whole run
+                        yield from torch.randperm(self.size).tolist()
+
+            def build_train_loader(dataset, workers):
+                return DataLoader(dataset, batch_size=16, sampler=TrainingSampler(len(dataset)), num_workers=workers)
+        """),
         Valid("""
             from torch.utils.data import DataLoader
 
@@ -555,6 +571,8 @@ class DataloaderWorkersNotPersistent(Rule):
             EPOCH_NAME.search(param.name.value) for param in function.node.params.params
         ):
             return False  # build_iter(self, epoch): a loader built anew for each epoch
+        if self._endless_sampler(node):
+            return False  # iterated once for the whole run: its workers never restart
         beside = self._returned_tuple(node, held)
         if not self._trains(node):  # an evaluation loader returned with a training loader
             return beside is not None and any(self._trains(loader) for loader in map(self._loader_call, beside) if loader)
@@ -568,6 +586,21 @@ class DataloaderWorkersNotPersistent(Rule):
             arg is not None and not is_name(arg.value, "None")
             for arg in (keyword(node, "sampler"), keyword(node, "batch_sampler"))
         )
+
+    def _endless_sampler(self, node: cst.Call) -> bool:
+        """Is the loader's sampler an object of a class of the file whose ``__iter__`` never ends
+        (``while True: yield from torch.randperm(n).tolist()``: detectron2's TrainingSampler)?"""
+        for arg in (keyword(node, "sampler"), keyword(node, "batch_sampler")):
+            value = arg.value if arg is not None else None
+            cls = self.ctx.datasets.classes().get(value.func.value) if isinstance(value, cst.Call) and isinstance(
+                value.func, cst.Name
+            ) else None
+            iterate = method_def(cls, "__iter__") if cls is not None else None
+            if iterate is not None and any(
+                isinstance(loop, cst.While) and is_name(loop.test, "True") for loop in descendants(iterate.body)
+            ):
+                return True
+        return False
 
     def _returned_tuple(self, node: cst.Call, held: Optional[str]) -> Optional[List[cst.BaseExpression]]:
         """The elements of a tuple, list or dict the current function returns that holds
