@@ -657,7 +657,7 @@ class FileContext:
         if local is None or "." not in local:
             return []
         owner = f"{self.module_name}.{local.partition('.')[0]}"
-        return sorted(f"{owner}.{name[5:]}" for name in scope.called if name.startswith("self."))
+        return sorted(f"{owner}.{name[5:]}" for name in scope.called if name.startswith("self.") and "." not in name[5:])
 
     # ---- names --------------------------------------------------------------------------
     @property
