@@ -106,7 +106,7 @@ class DataloaderNotPinned(Rule):
         "`enumerate(...)`, `tqdm(...)`, `zip(pbar, loader)`, `zip(src_loader, tgt_loader)`, "
         "`metric_logger.log_every(loader, ...)`, `tqdm(loader) if verbose else loader`) or drawn with "
         "`next(...)` of an iterator of it a loop draws every batch from (`it = iter(loader)` ... "
-        "`x, y = next(it)`), from a generator of the file that cycles it (`next(self.dl).to(device)` after "
+        "`x, y = next(it)`, or `batch = next(it)` ... `batch[0].to(device)`), from a generator of the file that cycles it (`next(self.dl).to(device)` after "
         "`self.dl = cycle(dl)`), or handed to Lightning's `trainer.fit(model, loader)`, which moves "
         "every batch itself; and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
         "not literally false), such a move without `non_blocking=True`. The loop may be in another "
@@ -273,6 +273,25 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from torch.utils.data import DataLoader
+
+            def train(model, dataset, steps, device):
+                loader = DataLoader(dataset, batch_size=256, shuffle=True, pin_memory=True, num_workers=4)
+                it = iter(loader)
+                for step in range(steps):
+                    batch = next(it)
+                    model(batch[0].to(device)).sum().backward()  # expect: TL503
+        """, fixed="""
+            from torch.utils.data import DataLoader
+
+            def train(model, dataset, steps, device):
+                loader = DataLoader(dataset, batch_size=256, shuffle=True, pin_memory=True, num_workers=4)
+                it = iter(loader)
+                for step in range(steps):
+                    batch = next(it)
+                    model(batch[0].to(device, non_blocking=True)).sum().backward()
+        """),
         Invalid("""
             import torch
             from torch.utils.data import DataLoader
@@ -956,15 +975,17 @@ class DataloaderNotPinned(Rule):
 
     def _drawn_from(self, moved: cst.BaseExpression) -> Optional[Ref]:
         """The loader a batch is drawn from with ``next``: ``next(self.dl).to(device)``, or the
-        name it was assigned or unpacked to (``next(iter(loader))``, one sample batch, leads to
+        name it was assigned or unpacked to, or an item of it (``batch = next(it)`` ...
+        ``batch[0].to(device)``; ``next(iter(loader))``, one sample batch, leads to
         no loader); in a loop, also ``next(it)`` of an iterator ``it = iter(loader)`` that the
         loop draws every batch from."""
         if self.ctx.is_test_module or not self.ctx.uses_cuda:
             return None
-        if isinstance(moved, cst.Name):
-            moved = self.ctx.value_of(moved.value) or self.ctx.unpacked_from(moved.value)
-        while isinstance(moved, cst.Subscript):
-            moved = moved.value
+        for _ in range(2):  # `batch = next(it)` ... `batch[0].to(device)`: through the item, then the name
+            while isinstance(moved, cst.Subscript):
+                moved = moved.value
+            if isinstance(moved, cst.Name):
+                moved = self.ctx.value_of(moved.value) or self.ctx.unpacked_from(moved.value)
         if not (isinstance(moved, cst.Call) and is_name(moved.func, "next") and len(moved.args) == 1):
             return None
         source = moved.args[0].value
