@@ -121,7 +121,7 @@ class Positions:
             innermost: Dict[int, Tuple[_Line, List[cst.CSTNode]]] = {}
             for node, chain in chains:
                 innermost.setdefault(id(chain[-1].statement), (chain[-1], []))[1].append(node)
-            unplaced = []
+            unplaced = set()
             for line, nodes in innermost.values():
                 state = _State(self._module, nodes, stop_early=False)
                 state.indent_tokens = list(line.indents)
@@ -133,7 +133,7 @@ class Positions:
                     for ranges, into in ((state.syntactic, syntactic), (state.inclusive, inclusive)):
                         into.update((node, _moved(rng, number - 1)) for node, rng in ranges.items())
                 else:
-                    unplaced.append(id(line.statement))
+                    unplaced.add(id(line.statement))
             chains = [(node, chain[:-1]) for node, chain in chains if id(chain[-1].statement) in unplaced]
             if any(not chain for _, chain in chains):
                 return None

@@ -271,7 +271,7 @@ def attribute_kinds(cls: cst.ClassDef, qualname: Callable) -> Dict[str, Optional
         if not isinstance(method, cst.FunctionDef):
             continue
         local: Dict[str, cst.BaseExpression] = {}  # what each plain name was last assigned in the method
-        inference = TensorInference(qualname, _local_kind(local, qualname), lambda _: None)
+        inference = _local_inference(local, qualname)
         for line in simple_statements(method.body, enter_functions=True):
             for node in line.body:
                 if isinstance(node, cst.Assign):
@@ -288,22 +288,24 @@ def attribute_kinds(cls: cst.ClassDef, qualname: Callable) -> Dict[str, Optional
     return {name: (None if None in kinds else merge_kinds(kinds)) for name, kinds in found.items()}
 
 
-def _local_kind(local: Dict[str, cst.BaseExpression], qualname: Callable) -> Callable[[str], Optional[str]]:
-    """The kind of a plain name by the value it was last assigned (``edges = torch.linspace(0,
-    1, n)`` ... ``self.lowers = edges[:-1]``: a host tensor); each name followed once."""
+def _local_inference(local: Dict[str, cst.BaseExpression], qualname: Callable) -> TensorInference:
+    """Kinds that know a plain name by the value it was last assigned (``edges =
+    torch.linspace(0, 1, n)`` ... ``self.lowers = edges[:-1]``: a host tensor); each name
+    followed once."""
     following: Set[str] = set()
 
-    def kind(name: str) -> Optional[str]:
+    def name_kind(name: str) -> Optional[str]:
         value = local.get(name)
         if value is None or name in following:
             return None
         following.add(name)
         try:
-            return TensorInference(qualname, kind, lambda _: None).kind(value)
+            return inference.kind(value)
         finally:
             following.discard(name)
 
-    return kind
+    inference = TensorInference(qualname, name_kind, lambda _: None)
+    return inference
 
 
 def _assigned_kind(value: cst.BaseExpression, name: str, qualname: Callable, inference: TensorInference):
