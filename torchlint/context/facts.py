@@ -123,8 +123,9 @@ class FunctionFacts:
         for node in descendants(root):
             node_type = type(node)  # not isinstance: libcst's node classes are ABCs, slow to test
             if node_type is cst.Attribute:
-                if type(node.value) is cst.Name:
-                    facts.members.setdefault(node.value.value, set()).add(node.attr.value)
+                owner = _chained_owner(node.value)
+                if owner is not None:
+                    facts.members.setdefault(owner, set()).add(node.attr.value)
             elif node_type is cst.Call:
                 facts._call(node, qualname)
             elif node_type is cst.Return:
@@ -622,4 +623,20 @@ def _device_names(node: cst.BaseExpression) -> Optional[Set[str]]:
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
         names = [_device_names(element.value) for element in node.elements]
         return set().union(*names) if names and all(n is not None for n in names) else None
+    return None
+
+
+# Module methods that return the module itself, so that a member used after them is the module's
+# (`model.eval().to(device)` moves `model`).
+_RETURNS_SELF = frozenset("eval train half float double bfloat16 requires_grad_ share_memory".split())
+
+
+def _chained_owner(value: cst.BaseExpression) -> Optional[str]:
+    """The name whose member an attribute reads: ``x`` of ``x.attr``, and of ``x.eval().attr``."""
+    if type(value) is cst.Name:
+        return value.value
+    if type(value) is cst.Call and type(value.func) is cst.Attribute and type(value.func.value) is cst.Name and (
+        value.func.attr.value in _RETURNS_SELF
+    ):
+        return value.func.value.value
     return None

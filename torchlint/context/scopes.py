@@ -37,7 +37,8 @@ _LOSS_NAME = re.compile(
 )
 _LOSS_CLASS = re.compile(r"Loss|Criterion")  # a class or base named like one: FocalLoss, _Loss, SetCriterion
 _STEP_FUNCTION = re.compile(r"step|iter|batch|update", re.IGNORECASE)
-_OPTIMIZER_NAME = re.compile(r"optim|^opt$|^opt_|_opt$|scaler", re.IGNORECASE)
+# optimizer, optim_g, opt, opt_d, d_opt, a GAN's optG/optD, a numbered opt1, the AMP scaler
+_OPTIMIZER_NAME = re.compile(r"optim|^opt([GD\d])?$|^opt_|_opt$|scaler", re.IGNORECASE)
 
 
 @dataclass(eq=False)

@@ -98,14 +98,15 @@ class TimingWithoutSync(Rule):
         "its `yield` (`@contextmanager def timer(name): start = time.time(); yield; ...`), of a class "
         "whose `__enter__` and `__exit__` read it (`with Timer():`), or of such a method "
         "(`with reporter.measure_time(\"backward\"):`), defined in the file or in another module of the "
-        "project, ends by reading the clock; it is reported at the `with` when the block queues GPU "
+        "project, ends by reading the clock (one that first waits for the device, a `torch.cuda.synchronize()` "
+        "before its last clock read, times honestly); it is reported at the `with` when the block queues GPU "
         "work and nothing in it waits afterwards. GPU work includes a call of a function of the "
         "file that takes one training step after its last wait (`self.run_iter(batch)` reading "
         "`loss.item()` before `loss.backward()`), and of a method of that name that a class of the "
         "project defines so (`trainer.update(batch)`, whose module then stands for the CUDA use). So are stopwatch classes (`tic()` stores "
         "`self.start = time.time()`, `toc()` returns `time.time() - self.start`; also one whose "
-        "`__init__` starts it): `timer.toc()` after unwaited work since `timer.tic()` is reported, "
-        "for a timer held in a name, a `self` attribute or a dict of timers (`_t[\"im_detect\"].toc()`)."
+        "`__init__` starts it): `timer.toc()` after unwaited work since `timer.tic()` is reported (unless `toc()` "
+        "synchronises), for a timer held in a name, a `self` attribute or a dict of timers (`_t[\"im_detect\"].toc()`)."
     )
     why = (
         "CUDA calls return as soon as the kernel is queued; the GPU runs it later. A timer around"
@@ -302,8 +303,60 @@ class TimingWithoutSync(Rule):
                     with section("update"):  # no clock: not a timer
                         optimizer.step()
         """),
+        Valid("""
+            import time
+            from contextlib import contextmanager
+            import torch
+
+            @contextmanager
+            def cuda_timer(stats, name):
+                start = time.perf_counter()
+                yield
+                torch.cuda.synchronize()
+                stats[name] = time.perf_counter() - start
+
+            class CudaTimer:
+                def __enter__(self):
+                    self.start = time.perf_counter()
+                    return self
+
+                def __exit__(self, *exc):
+                    torch.cuda.current_stream().synchronize()
+                    self.seconds = time.perf_counter() - self.start
+
+            class Stopwatch:
+                def tic(self):
+                    self.t0 = time.time()
+
+                def toc(self):
+                    torch.cuda.synchronize()
+                    return time.time() - self.t0
+
+            def bench(model, x, stats):  # each timer waits for the device before it reads the clock
+                model = model.cuda()
+                with cuda_timer(stats, "forward"):
+                    model(x.cuda())
+                with CudaTimer():
+                    model(x.cuda())
+                watch = Stopwatch()
+                watch.tic()
+                model(x.cuda())
+                return watch.toc()
+        """),
     )
     invalid = (
+        Invalid("""
+            import time
+
+            def generator_step(netG, netD, noise, optG):
+                netG.cuda()
+                start = time.time()
+                score = netD(netG(noise.cuda())).mean()
+                score.backward()
+                d_g_z = score.item()
+                optG.step()  # a GAN's generator optimizer: the step is queued after the last wait
+                return d_g_z, time.time() - start  # expect: TL601
+        """),
         Invalid("""
             import time
             import torch
@@ -323,6 +376,12 @@ class TimingWithoutSync(Rule):
                 start = time.perf_counter()
                 logits = model(frames)
                 return logits, time.perf_counter() - start  # expect: TL601
+
+            def demo(model, image, device):
+                model.eval().to(device)  # the module's methods return it: this moves `model`
+                start = time.time()
+                outputs = model([image])
+                return outputs, time.time() - start  # expect: TL601
         """),
         Invalid("""
             import time
@@ -779,8 +838,8 @@ class TimingWithoutSync(Rule):
     def _syncs(self, node: cst.Call) -> bool:
         """A call that waits for the device, or may: a helper whose name says it syncs."""
         func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if name in _WAITING_METHODS or "sync" in str(name).lower() or _TO_HOST_NAME.search(str(name)):
+        name = _called_name(func)
+        if name in _WAITING_METHODS or "sync" in name.lower() or _TO_HOST_NAME.search(name):
             return True
         if name == "to" and node.args and names_cpu(self.ctx, node.args[0].value):
             return True  # x.to(cpu_device): a copy to the host waits for x
@@ -868,13 +927,17 @@ def _timing_generator(function: cst.FunctionDef, qualname) -> bool:
     at = next((i for i, statement in enumerate(statements) if any(isinstance(node, cst.Yield) for node in descendants(statement))), None)
     return at is not None and any(_clock_read(statement, qualname) for statement in statements[:at]) and any(
         _clock_read(statement, qualname) for statement in statements[at:]
-    )
+    ) and not any(_synchronizes(statement) for statement in statements[at:])
 
 
 def _timing_class(cls: cst.ClassDef, qualname) -> bool:
-    """A class whose ``__enter__`` and ``__exit__`` read the clock (``with Timer() as t:``)."""
-    methods = [method_def(cls, name) for name in ("__enter__", "__exit__")]
-    return all(method is not None and _clock_read(method, qualname) for method in methods)
+    """A class whose ``__enter__`` and ``__exit__`` read the clock (``with Timer() as t:``), and
+    whose ``__exit__`` does not wait for the device first."""
+    enter, leave = (method_def(cls, name) for name in ("__enter__", "__exit__"))
+    return (
+        enter is not None and leave is not None and _clock_read(enter, qualname) and _clock_read(leave, qualname)
+        and not _synchronizes(leave)
+    )
 
 
 def _stopwatch_methods(cls: cst.ClassDef, qualname) -> Optional[Tuple[FrozenSet[str], FrozenSet[str]]]:
@@ -896,7 +959,23 @@ def _stopwatch_methods(cls: cst.ClassDef, qualname) -> Optional[Tuple[FrozenSet[
                     stops.setdefault(right.attr.value, set()).add(method.name.value)
     started = {name for attribute in starts.keys() & stops.keys() for name in starts[attribute]}
     stopped = {name for attribute in starts.keys() & stops.keys() for name in stops[attribute]} - started
+    stopped -= {name for name in stopped if _synchronizes(method_def(cls, name))}  # `toc()` waiting first is honest
     return (frozenset(started), frozenset(stopped)) if started and stopped else None
+
+
+def _synchronizes(node: cst.CSTNode) -> bool:
+    """Does ``node`` call something named for waiting on the device (``torch.cuda.synchronize()``,
+    ``self.sync()``)? A timer that does so before reading the clock measures honestly."""
+    return any(
+        isinstance(call, cst.Call) and "sync" in _called_name(call.func).lower() for call in descendants(node)
+    )
+
+
+def _called_name(func: cst.BaseExpression) -> str:
+    """The name a call ends in: ``synchronize`` of ``torch.cuda.current_stream().synchronize``."""
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
 
 
 def _clock_call(node: cst.BaseExpression, qualname) -> bool:
