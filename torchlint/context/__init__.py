@@ -20,7 +20,7 @@ from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
     TORCH_ONLY_CALL, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, empty_input_branch,
     evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, iterates_dataset,
-    off_gpu_branch, once_only_branch, runs_once_after_guard, takes_step, warning_branch, warning_call,
+    off_gpu_branch, once_only_branch, runs_once_after_guard, takes_step, test_assertion, warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -273,7 +273,7 @@ class FileContext:
 
     def in_rare_path(self) -> bool:
         """In code that does not run in normal training: a ``raise``, an ``assert`` (also
-        stripped by ``python -O``), an ``except`` handler, the arguments of a warning or an
+        stripped by ``python -O``) or a test's assertion (``self.assertGreater(...)``), an ``except`` handler, the arguments of a warning or an
         error log, a lambda that builds a message (``check(ok, lambda: f"got {x.max().item()}")``,
         called only when the check fails), a branch under a debugging or statistics flag
         (``if self.debug:``, ``if self.collect_stats:``), one that runs once (``if not
@@ -290,7 +290,7 @@ class FileContext:
                 and ancestors[index + 2] is not node.body.body[0] and runs_once_after_guard(node)
             ):
                 return True
-            if isinstance(node, cst.Call) and warning_call(node.func):
+            if isinstance(node, cst.Call) and (warning_call(node.func) or test_assertion(node.func)):
                 return True
             if (
                 isinstance(node, cst.If) and index + 1 < len(ancestors)
@@ -781,7 +781,8 @@ class FileContext:
         cls = owner if owner.kind == "class" else None
         scope = Scope("function", name, owner, node)
         scope.hot_reason, scope.hot_kind = function_hotness(
-            name, cls.name if cls else None, self._hot_functions, cls.bases if cls else ()
+            name, cls.name if cls else None, self._hot_functions, cls.bases if cls else (),
+            wraps_forward=name == "__call__" and cls is not None and _wraps_forward(cls),
         )
         if scope.hot_reason and scope.hot_reason.startswith("loss function") and evaluates_dataset(node, self.qualname):
             scope.hot_reason, scope.hot_kind, scope.cold = None, None, True  # `def epoch_loss(model, loader)`
@@ -1093,6 +1094,12 @@ def _less_a_number(node: cst.BaseExpression) -> cst.BaseExpression:
     ):
         return node.left
     return node
+
+
+def _wraps_forward(cls: Scope) -> bool:
+    """Is ``cls`` a module (``class S(nn.Module)``) that defines ``forward``, so that its own
+    ``__call__`` runs on every call of the model?"""
+    return any(base.rsplit(".", 1)[-1] == "Module" for base in cls.bases) and method_def(cls.node, "forward") is not None
 
 
 def _held_call(func: cst.BaseExpression) -> Optional[Tuple[str, str]]:

@@ -123,8 +123,10 @@ class FunctionFacts:
         for node in descendants(root):
             node_type = type(node)  # not isinstance: libcst's node classes are ABCs, slow to test
             if node_type is cst.Attribute:
-                owner = _chained_owner(node.value)
-                if owner is not None:
+                value = node.value
+                if type(value) is cst.Name:
+                    facts.members.setdefault(value.value, set()).add(node.attr.value)
+                elif type(value) is cst.Call and (owner := _returning_self(value)) is not None:
                     facts.members.setdefault(owner, set()).add(node.attr.value)
             elif node_type is cst.Call:
                 facts._call(node, qualname)
@@ -444,6 +446,16 @@ def warning_call(func: cst.BaseExpression) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] in _WARNING_CALLS
 
 
+def test_assertion(func: cst.BaseExpression) -> bool:
+    """``self.assertGreater``, ``np.testing.assert_allclose``, ``torch.testing.assert_close``: a
+    test's check, which runs once per test, not per training step."""
+    name = dotted_name(func)
+    if name is None:
+        return False
+    receiver, _, method = name.rpartition(".")
+    return method.startswith("assert") and (receiver == "self" or receiver.endswith("testing"))
+
+
 def log_call(func: cst.BaseExpression) -> bool:
     """A warning call, or ``logger.info`` / ``logging.debug`` / ``self.log.info``: output only."""
     if warning_call(func):
@@ -631,12 +643,9 @@ def _device_names(node: cst.BaseExpression) -> Optional[Set[str]]:
 _RETURNS_SELF = frozenset("eval train half float double bfloat16 requires_grad_ share_memory".split())
 
 
-def _chained_owner(value: cst.BaseExpression) -> Optional[str]:
-    """The name whose member an attribute reads: ``x`` of ``x.attr``, and of ``x.eval().attr``."""
-    if type(value) is cst.Name:
-        return value.value
-    if type(value) is cst.Call and type(value.func) is cst.Attribute and type(value.func.value) is cst.Name and (
-        value.func.attr.value in _RETURNS_SELF
-    ):
-        return value.func.value.value
+def _returning_self(call: cst.Call) -> Optional[str]:
+    """``model`` of ``model.eval()``: the module a call of such a method returns."""
+    func = call.func
+    if type(func) is cst.Attribute and type(func.value) is cst.Name and func.attr.value in _RETURNS_SELF:
+        return func.value.value
     return None

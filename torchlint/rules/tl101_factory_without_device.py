@@ -182,7 +182,9 @@ class FactoryWithoutDevice(Rule):
         "The later form is not reported when the tensor is filled element by element before the "
         "move (`t[k] = ...`: building on the host and copying once is the right order; a "
         "whole-tensor initialiser such as `uniform_()` or `fill_()` does not count, it could run on "
-        "the device). Neither form is reported when the factory copies data the host holds: "
+        "the device), nor when the move of an attribute is dropped (`self.bank.to(device)` as a statement: a "
+        "tensor's `.to()` returns a copy and leaves the attribute where it was built; a local "
+        "moved so is reported, since `device=` is what its author meant). Neither form is reported when the factory copies data the host holds: "
         "`torch.tensor(...)`/`torch.as_tensor(...)` of a list, a literal or an array, or a legacy "
         "constructor given data (`torch.LongTensor(indices)`): with `device=` the data would be "
         "built on the host and copied just the same (TL103 reports literal constants rebuilt in a "
@@ -261,6 +263,17 @@ class FactoryWithoutDevice(Rule):
                     self._init_bank(size)
                 def _init_bank(self, size):
                     self.bank = torch.randn(size).type_as(self.bank)  # the buffer is on the CPU: a dtype match
+        """),
+        Valid("""
+            import torch
+            class ContrastMemory(nn.Module):
+                def __init__(self, k):
+                    super().__init__()
+                    self.probs = torch.zeros(k)
+
+                def forward(self, x):
+                    self.probs.to(x.device)  # the copy is dropped: `probs` stays where it is
+                    return x
         """),
         Valid("""
             import torch
@@ -794,8 +807,8 @@ class FactoryWithoutDevice(Rule):
             if not _nothing_to_spare(inner, factory):
                 fold, level = ((), None) if factory in LEGACY_CONSTRUCTORS else self._fold(inner, moved, node, move)
                 self.report(inner, replacements=fold, applicability=level)
-        else:
-            self._moved_later(moved)
+        elif not (isinstance(self.ctx.parent, cst.Expr) and isinstance(moved, cst.Attribute)):
+            self._moved_later(moved)  # `self.bank.to(device)` alone moves nothing: `.to()` returns a copy
 
     def _matches_own_tensor_in_construction(self, move_call: cst.Call) -> bool:
         """``.to(weight)``/``.type_as(self.bank)`` of the module's own tensor while it is built

@@ -244,6 +244,15 @@ class HostSyncInHotPath(Rule):
         Valid("""
             import torch
             from torch import nn
+
+            class GraphEncoder(nn.Module):
+                def forward(self, src):
+                    tokens = src[:, :, 0].cpu().data.numpy()  # a conversion to numpy, for host-side parsing
+                    return self.parse(tokens)
+        """),
+        Valid("""
+            import torch
+            from torch import nn
             from scipy.optimize import linear_sum_assignment
 
             class PermutationInvariantLoss(nn.Module):
@@ -395,6 +404,19 @@ class HostSyncInHotPath(Rule):
         """),
         Valid("""
             import torch
+
+            class ModelTestCase:
+                def test_batch_backward(self):
+                    model, data = self.create_model(), self.create_data()
+                    optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+                    loss = model(data).sum()
+                    loss.backward()
+                    for _, param in model.named_parameters():  # a test's checks, once per test
+                        self.assertGreater(param.grad.norm().item(), 0)
+                    optimizer.step()
+        """),
+        Valid("""
+            import torch
             class M(nn.Module):
                 def forward(self, x, arr):
                     t = torch.from_numpy(arr)
@@ -491,6 +513,31 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class VariationalStrategy(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("initialized", torch.tensor(0))
+
+                def forward(self, x):
+                    return x * 2
+
+                def __call__(self, x):  # wraps forward: runs on every call of the model
+                    if not self.initialized.item():  # expect: TL201
+                        self.initialized.fill_(1)
+                    return super().__call__(x)
+
+            class LogNormalCDF(torch.autograd.Function):
+                @staticmethod
+                def backward(ctx, grad_output):  # runs in every backward pass
+                    z, = ctx.saved_tensors
+                    if (z < -1).sum() > 0:  # expect: TL201
+                        grad_output = grad_output * 2
+                    return grad_output
+        """),
         Invalid("""
             import torch.nn.functional as F
 
@@ -943,8 +990,8 @@ class HostSyncInHotPath(Rule):
 
     def _leaves_torch(self, node: cst.Call) -> bool:
         """Is ``node`` a conversion to numpy (``t.numpy()``, ``t.cpu().numpy()``,
-        ``t.cpu().detach().numpy()``), or a ``.cpu()`` copy stored for a library that takes host
-        arrays only (``C = C.cpu()`` ... ``linear_sum_assignment(C[i])``): data handed to code
+        ``t.cpu().detach().numpy()``, ``t.cpu().data.numpy()``), or a ``.cpu()`` copy stored for a
+        library that takes host arrays only (``C = C.cpu()`` ... ``linear_sum_assignment(C[i])``): data handed to code
         outside torch, which needs it on the host?"""
         if method_call(node, "numpy") is not None:
             return True
@@ -958,11 +1005,18 @@ class HostSyncInHotPath(Rule):
         return index > 0 and self._method_of(current, index) == "numpy"
 
     def _through_conversions(self, node: cst.Call) -> Tuple[cst.CSTNode, int]:
-        """The outermost of ``node``'s chain of conversions (``t.cpu().detach().long()``), and the
-        index among the ancestors of what holds it."""
-        current, index = node, len(self.ctx.ancestors) - 1
-        while index > 0 and self._method_of(current, index) in _CONVERSIONS:
-            current, index = self.ctx.ancestors[index - 1], index - 2
+        """The outermost of ``node``'s chain of conversions (``t.cpu().detach().long()``, also
+        through ``.data``), and the index among the ancestors of what holds it."""
+        ancestors = self.ctx.ancestors
+        current, index = node, len(ancestors) - 1
+        while index > 0:
+            holder = ancestors[index]
+            if isinstance(holder, cst.Attribute) and holder.value is current and holder.attr.value == "data":
+                current, index = holder, index - 1
+            elif self._method_of(current, index) in _CONVERSIONS:
+                current, index = ancestors[index - 1], index - 2
+            else:
+                break
         return current, index
 
     def _method_of(self, receiver: cst.CSTNode, index: int) -> Optional[str]:
