@@ -57,6 +57,8 @@ _NON_TENSOR_METHODS = frozenset(
     "untyped_storage storage __len__ backward register_hook items keys".split()
 )
 _HOST_METHODS = frozenset({"cpu"})
+# Methods whose result is a numpy array or a Python value, on a tensor or an array alike.
+_TO_PYTHON_METHODS = frozenset({"numpy", "tolist", "item"})
 _TORCH_KEYWORDS = frozenset({"dim", "keepdim"})
 # Tensor methods and builtins that copy a tensor's values to the host, waiting for the device.
 HOST_READ_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
@@ -256,6 +258,8 @@ class TensorInference:
             method in TENSOR_RESULT_METHODS or method in ARRAY_MEMBERS and _torch_keywords(node)
         ):
             return TENSOR  # (labels == c).type_as(probas), labels.sum(dim=2): only a tensor's method
+        if method in _TO_PYTHON_METHODS and not node.args:
+            return NOT  # `x.cpu().numpy()`, `x.tolist()`: whatever `x` was, the result is no tensor
         if owner_kind not in (TENSOR, HOST):
             return None
         if method in _NON_TENSOR_METHODS or method.startswith(("is_", "has_")):  # x.is_pinned(), adj.has_value()

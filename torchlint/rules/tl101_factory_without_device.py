@@ -40,8 +40,11 @@ _STAYS_ON_HOST = _PASS_THROUGH | frozenset(
 # Element-wise methods: on the host when their operands are (`(mem - ctx).clamp(-k, k)`, `mask.triu(1)`).
 _ELEMENT_WISE = frozenset(
     "clamp clamp_ clamp_min clamp_max triu tril flip roll cumsum cumprod neg exp sqrt log sin cos floor ceil "
-    "sigmoid tanh mul add sub div pow mul_ add_ sub_ div_ requires_grad_".split()
+    "sigmoid tanh mul add sub div pow mul_ add_ sub_ div_ requires_grad_ eq ne lt le gt ge logical_not".split()
 )
+# Wrappers whose result is the tensor they are given (`nn.Parameter(torch.zeros(1)).to(device)`:
+# followed back to the factory, not folded: `.to()` of a parameter returns a plain tensor).
+_WRAPPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
 # Torch functions whose result is where their first argument is (followed back to a factory).
@@ -113,11 +116,12 @@ class FactoryWithoutDevice(Rule):
         "`torch.zeros`, `torch.ones`, `torch.empty`, `torch.full`, `torch.arange`, `torch.linspace`, "
         "`torch.logspace`, `torch.eye`, and the windows `torch.hann_window` and its kin) and legacy constructors given sizes (`torch.FloatTensor(b, "
         "n)`) called without `device=` whose result (or a view of it, `.view(...)`, the tensor "
-        "wrapped in a `Variable(...)` (a no-op since PyTorch 0.4), the tensor "
+        "wrapped in a `Variable(...)` (a no-op since PyTorch 0.4) or an `nn.Parameter(...)`, a grid "
+        "`torch.meshgrid` makes of it (`y, x = torch.meshgrid(torch.arange(h), torch.arange(w))`), the tensor "
         "filled in place, `.uniform_()`, cast with `.type(dtype)`, or passed through a torch "
         "function of host tensors, `torch.triu(...)`, `torch.bernoulli(...)`, `nn.init.zeros_(...)`, "
         "or an element-wise method, `.triu(1)`, `.clamp(-k, k)`, `.mul(2)`, "
-        "`torch.eye(n)[labels.cpu()]`, compared, `torch.rand(n) > p`, or joined with other host tensors, `torch.cat([...])`, "
+        "`torch.eye(n)[labels.cpu()]`, compared, `torch.rand(n) > p`, `.eq(1)`, or joined with other host tensors, `torch.cat([...])`, "
         "also of a list a loop fills with factories' tensors, `pieces.append(torch.full(...))`, or handed to a "
         "function of the file that names no device, `self.bucket(positions)`) is then moved "
         "with `.to(device)` (also `.to(**self.tpdv)` of a dict that names a device), `.cuda()`, "
@@ -266,6 +270,18 @@ class FactoryWithoutDevice(Rule):
         """),
         Valid("""
             import torch
+            from torch import nn
+
+            class ModelWithTemperature(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.temperature = nn.Parameter(torch.ones(1, 1))  # a parameter: moved with the module
+
+                def forward(self, logits):
+                    return logits / self.temperature.expand(logits.size(0), 1).to(logits.device)
+        """),
+        Valid("""
+            import torch
             class ContrastMemory(nn.Module):
                 def __init__(self, k):
                     super().__init__()
@@ -386,6 +402,20 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Head(nn.Module):
+                def pixel_grid(self, h, w, device):
+                    y, x = torch.meshgrid(torch.arange(h), torch.arange(w))  # expect: TL101
+                    return torch.stack((x, y), dim=-1).reshape(-1, 2).float().to(device) + 0.5
+
+                def forward(self, x):
+                    pad = torch.zeros(x.size(0), 1).eq(1).to(x.device)  # expect: TL101
+                    bias = nn.Parameter(torch.zeros(1)).to(x.device)  # expect: TL101
+                    return pad, bias, self.pixel_grid(*x.shape[-2:], x.device)
+        """),
         Invalid("""
             import torch
 
@@ -857,8 +887,13 @@ class FactoryWithoutDevice(Rule):
                 node = assigned = self.ctx.value_of(name, before=assigned)
                 unpacked = self.ctx.unpacked_at(name) if node is None else None
                 if unpacked is not None and isinstance(unpacked[0], cst.Call):
-                    function = self._result_of(unpacked[0])  # h, c = self.init_hidden(b)
-                    return (function, unpacked[1]) if function is not None else None
+                    source, position = unpacked
+                    if self.ctx.qualname(source.func) == "torch.meshgrid":  # y, x = torch.meshgrid(torch.arange(h), ...)
+                        grids = positional(source)
+                        node = grids[position].value if position < len(grids) and not grids[position].star else None
+                        continue
+                    function = self._result_of(source)  # h, c = self.init_hidden(b)
+                    return (function, position) if function is not None else None
             elif isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
                 node = self.ctx.attribute_value(node.attr.value)
                 if node is not None:
@@ -882,6 +917,10 @@ class FactoryWithoutDevice(Rule):
                 node = node.func.value
             elif (wrapped := variable_of(self.ctx, node)) is not None:
                 node = wrapped
+            elif isinstance(node, cst.Call) and node.args and self.ctx.qualname(node.func) in _WRAPPERS:
+                if elsewhere is not None:
+                    return None  # `self.scale = nn.Parameter(...)`: the module's, moved with it
+                node = node.args[0].value
             elif isinstance(node, cst.Call) and self._host_function(node):
                 node = positional(node)[0].value
             elif isinstance(node, cst.Call) and (function := self._result_of(node)) is not None:

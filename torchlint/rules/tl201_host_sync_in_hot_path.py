@@ -9,6 +9,7 @@ import libcst as cst
 from torchlint.context import HOST, TENSOR
 from torchlint.context.facts import guards_right, log_call, off_gpu_branch
 from torchlint.context.calls import is_parameter
+from torchlint.context.devices import names_cpu
 from torchlint.context.scopes import Scope, in_model_code, walks_entries
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -52,7 +53,7 @@ class HostSyncInHotPath(Rule):
     )
     what = (
         "Finds operations that need a tensor's value on the host: `.item()`, `.tolist()`, "
-        "`.cpu()`, `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `if t:` / `while t:` / "
+        "`.cpu()` (also `.to(\"cpu\")`), `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `if t:` / `while t:` / "
         "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
         "comparison is a truth test), and `print(t)`. In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions (by name, or by a `.backward()` "
@@ -240,6 +241,15 @@ class HostSyncInHotPath(Rule):
                 def forward(self, pred, target):
                     dist = distance_maps(target.cpu()).to(pred.device)
                     return (pred * dist).mean()
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
+            class Offloaded(nn.Module):
+                def forward(self, x):
+                    saved = x.to("cpu", non_blocking=True)  # an asynchronous copy: the host does not wait
+                    return self.net(x), saved
         """),
         Valid("""
             import torch
@@ -513,6 +523,17 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class FEARec(nn.Module):
+                def calculate_loss(self, seqs, targets):
+                    for i in range(targets.shape[0]):
+                        row = seqs[i].to("cpu")  # expect: TL201
+                        self.bank.append(row)
+                    return seqs.sum()
+        """),
         Invalid("""
             import torch
             from torch import nn
@@ -898,7 +919,7 @@ class HostSyncInHotPath(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        method = method_call(node, *HOST_READ_METHODS)
+        method = method_call(node, *HOST_READ_METHODS) or self._copy_to_cpu(node)
         if method is not None:
             kind = self.ctx.tensor_kind(method.value)
             if kind is None and (self._unpacked_tensor(method.value) or method.attr.value == "item" and isinstance(
@@ -911,7 +932,8 @@ class HostSyncInHotPath(Rule):
             ):
                 # `.item()` of a value of unknown kind: in model code (forward, a loss) it is a
                 # tensor's; elsewhere it may as well be a numpy scalar's
-                self._flag(node, f"`.{method.attr.value}()`", tensor_passed, model_code_only=unknown_item)
+                what = "`.to(cpu)`" if method.attr.value == "to" else f"`.{method.attr.value}()`"
+                self._flag(node, what, tensor_passed, model_code_only=unknown_item)
             return
         name = self.ctx.qualname(node.func)
         args = positional(node)
@@ -921,6 +943,16 @@ class HostSyncInHotPath(Rule):
             self._flag(node, "`print(tensor)`")
         elif name in _COMPARING_BUILTINS and len(args) > 1 and any(self.ctx.surely_tensor(arg.value) for arg in args):
             self._flag(node, f"`{name[9:]}()` comparing a tensor")  # max(weight.sum(), 1): a truth test
+
+    def _copy_to_cpu(self, node: cst.Call) -> Optional[cst.Attribute]:
+        """``t.to("cpu")``, ``t.to(torch.device("cpu"))``: a ``.cpu()`` by another name (not one
+        with ``non_blocking=True``, which does not wait)."""
+        method = method_call(node, "to")
+        args = positional(node) if method is not None else ()
+        if len(args) != 1 or not names_cpu(self.ctx, args[0].value):
+            return None
+        non_blocking = keyword(node, "non_blocking")
+        return None if non_blocking is not None and is_name(non_blocking.value, "True") else method
 
     def visit_If(self, node: cst.If) -> None:
         self._truth_test(node.test)
@@ -995,7 +1027,7 @@ class HostSyncInHotPath(Rule):
         outside torch, which needs it on the host?"""
         if method_call(node, "numpy") is not None:
             return True
-        if method_call(node, "cpu") is not None:
+        if method_call(node, "cpu") is not None or self._copy_to_cpu(node) is not None:
             stored = assigned_name(self.ctx.parent, node)
             if stored is not None and self.ctx.leaves_for_host_library(stored):
                 return True

@@ -136,14 +136,14 @@ def _weights_flag(test: cst.BaseExpression) -> bool:
 class ManualAttention(Rule):
     code = "TL801"
     name = "manual-attention"
-    triggers = ("softmax",)
+    triggers = ("softmax", "Softmax")
     message = (
         "attention written as softmax(q @ k^T) @ v materialises the (L x L) weights; "
         "use F.scaled_dot_product_attention (fused kernels)"
     )
     what = (
         "Finds a softmax (`torch.softmax`, `F.softmax`, `.softmax(dim=-1)`, an `nn.Softmax(dim=-1)` "
-        "attribute) of a product of two tensors (`q @ k.transpose(-2, -1)`, "
+        "attribute or one called where it is built, `nn.Softmax(dim=-1)(scores)`) of a product of two tensors (`q @ k.transpose(-2, -1)`, "
         "`k.mT`, `torch.matmul`, `torch.bmm`, a two-operand `torch.einsum`; with `k.transpose(2, 3)` the "
         "last dimension may be named from the front, `dim=3`), scaled by a multiplication "
         "or division, with an additive mask or bias, `masked_fill` or a cast before the softmax, "
@@ -424,6 +424,17 @@ class ManualAttention(Rule):
                     return attn @ v
         """),
         Invalid("""
+            import math
+            import torch
+            from torch import nn
+
+            class FilterMixerLayer(nn.Module):
+                def forward(self, q, k, v, mask):
+                    scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.size(-1))
+                    probs = nn.Softmax(dim=-1)(scores + mask)  # expect: TL801
+                    return torch.matmul(self.dropout(probs), v)
+        """),
+        Invalid("""
             import torch
             class Vit(nn.Module):
                 def forward(self, q, k, v):
@@ -488,29 +499,31 @@ class ManualAttention(Rule):
             self._open.append(attention)
 
     def _softmax(self, node: cst.Call) -> Optional[Tuple[cst.BaseExpression, int]]:
-        """The input and the dimension of a softmax call (every spelling ends in "softmax")."""
+        """The input and the dimension of a softmax call (every spelling ends in "softmax", or is
+        an ``nn.Softmax`` module called: ``self.softmax(scores)``, ``nn.Softmax(dim=-1)(scores)``)."""
         func = node.func
         called = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if "softmax" not in called.lower():
+        if "softmax" not in called.lower() and not isinstance(func, cst.Call):
             return None
-        name = self.ctx.qualname(func)
         args = positional(node)
-        dim = keyword(node, "dim")
-        if name in _SOFTMAX or (name is None and dotted_name(func) in ("F.softmax", "torch.softmax")):
-            if not args:
-                return None
-            source, dim_value = args[0].value, dim.value if dim else (args[1].value if len(args) > 1 else None)
-        elif (
-            isinstance(func, cst.Attribute) and "softmax" in func.attr.value.lower()
-            and dotted_name(func.value) == "self" and len(args) == 1
-        ):
+        module = func if isinstance(func, cst.Call) else None
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
             module = self.ctx.attribute_value(func.attr.value)
-            if not isinstance(module, cst.Call) or (
+            if module is None:
+                return None
+        name = self.ctx.qualname(func) if module is None else None
+        dim = keyword(node, "dim")
+        if module is not None:
+            if len(args) != 1 or not isinstance(module, cst.Call) or (
                 self.ctx.qualname(module.func) or dotted_name(module.func) or ""
             ).rsplit(".", 1)[-1] != "Softmax":
                 return None
             dim = keyword(module, "dim")
             source, dim_value = args[0].value, dim.value if dim else next((a.value for a in positional(module)), None)
+        elif name in _SOFTMAX or (name is None and dotted_name(func) in ("F.softmax", "torch.softmax")):
+            if not args:
+                return None
+            source, dim_value = args[0].value, dim.value if dim else (args[1].value if len(args) > 1 else None)
         elif method_call(node, "softmax") is not None and name is None:
             source, dim_value = func.value, dim.value if dim else (args[0].value if args else None)
         else:
