@@ -285,6 +285,24 @@ def test_a_loader_returned_to_a_project_that_moves_loader_batches_is_not_pinned(
     assert found([p for p in paths if p.endswith("data.py")]) == []
 
 
+def test_a_loader_returned_to_a_project_that_hands_loaders_to_lightning_is_not_pinned(tmp_path):
+    paths = write(tmp_path, {"data.py": """
+        from torch.utils.data import DataLoader
+
+        def build_dataloader(dataset, batch_size=64, num_workers=0):
+            return DataLoader(dataset, batch_size, num_workers=num_workers, persistent_workers=num_workers > 0)
+    """, "train.py": """
+        from lightning import pytorch as pl
+        from data import build_dataloader
+
+        def main(args, train_set, model):
+            train_loader = build_dataloader(train_set, args.batch_size, args.num_workers)
+            pl.Trainer(accelerator=args.accelerator).fit(model, train_loader)
+    """})
+    assert found(paths) == [("data.py", 5, "TL503")]
+    assert found([p for p in paths if p.endswith("data.py")]) == []
+
+
 def test_a_pinned_loader_passed_to_another_module_that_moves_blocking(tmp_path):
     paths = write(tmp_path, {"engine.py": ENGINE, "main.py": """
         from torch.utils.data import DataLoader

@@ -274,9 +274,10 @@ class TensorInference:
         return owner_kind
 
     def _casts(self, call: cst.Call) -> bool:
-        """``x.to(torch.float16)``, ``x.to(dtype)``: a cast, no move."""
+        """``x.to(torch.float16)``, ``x.to(dtype)``, ``x.to(dtype=t.dtype)``: a cast, no move."""
         return method_call(call, "to") is not None and bool(call.args) and all(
-            arg.keyword is None and is_dtype(arg.value, self._qualname) for arg in call.args
+            arg.keyword.value == "dtype" if arg.keyword is not None else is_dtype(arg.value, self._qualname)
+            for arg in call.args
         )
 
     def _attribute_kind(self, node: cst.Attribute) -> Optional[str]:

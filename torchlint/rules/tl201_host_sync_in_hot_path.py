@@ -246,6 +246,15 @@ class HostSyncInHotPath(Rule):
             import torch
             from torch import nn
 
+            class Padded(nn.Module):
+                def forward(self, x):
+                    fill = torch.full((), 0.5).to(dtype=x.dtype).item()  # a host tensor cast, not moved
+                    return x + fill
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
             class Offloaded(nn.Module):
                 def forward(self, x):
                     saved = x.to("cpu", non_blocking=True)  # an asynchronous copy: the host does not wait

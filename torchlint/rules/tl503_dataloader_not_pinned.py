@@ -97,7 +97,7 @@ class DataloaderNotPinned(Rule):
         "until the GPU is idle"
     )
     fix = "unsafe"
-    triggers = ("DataLoader", ".to(", ".cuda(")  # the loop moving a loader's batches may be elsewhere
+    triggers = ("DataLoader", ".to(", ".cuda(", ".fit(")  # the loop moving a loader's batches, or Lightning's, may be elsewhere
     what = (
         "Finds the pair that makes host-to-device copies of batches asynchronous: a "
         "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
@@ -130,7 +130,8 @@ class DataloaderNotPinned(Rule):
         "never iterated there is reported where the project moves loader batches to the device: this "
         "file or another of its project (its top-level package, or a script's folder) has a loop "
         "over a loader (or a name for one: `train_loader`, "
-        "`data_iter`) that moves its batches, or a Lightning module with a `training_step`; one "
+        "`data_iter`) that moves its batches, a Lightning module with a `training_step`, or a "
+        "`trainer.fit(model, loader)`; one "
         "read where it is built (`list(loader)`, "
         "`first(loader)`) is not."
     )
@@ -899,6 +900,7 @@ class DataloaderNotPinned(Rule):
         self._builds_loaders = "DataLoader" in ctx.text  # else nothing passed on can be one of its loaders
         self._iterated: List[Ref] = []  # what the loops of the file walk
         self._loader_calls: Dict[int, cst.Call] = {}  # id(DataLoader call) -> the call, for loaders that leave
+        self._fits = False  # does the file hand loaders to Lightning (`trainer.fit(model, loader)`)?
 
     def visit_For(self, node: cst.For) -> None:
         self._enter_iteration(node, node.iter, node.target)
@@ -969,6 +971,7 @@ class DataloaderNotPinned(Rule):
         if self.ctx.is_test_module:
             return
         for value in fitted(node):
+            self._fits = True
             ref = self.ctx.loaders.ref(value)
             if ref is not None:
                 self._moves.append((ref, None, ()))
@@ -1108,10 +1111,10 @@ class DataloaderNotPinned(Rule):
         """Unpinned loaders with workers that leave the file unwalked (returned, kept on an
         object, passed on) go where the project moves loader batches to the device, if this
         file or another of its project (package, or a script's folder) does so."""
-        moves_batches = any(self._walks_loader(ref) for ref, _, _ in self._moves) or any(
+        moves_batches = self._fits or any(self._walks_loader(ref) for ref, _, _ in self._moves) or any(
             scope.kind == "class" and "training_step" in scope.methods and lightning_class(self.ctx, scope)
             for scope in self.ctx.module_scope.methods.values()
-        )  # or Lightning trains here, and copies batches to the device itself
+        )  # or Lightning trains here (`trainer.fit`, a `training_step`), and copies batches to the device itself
         key = f"{self.ctx.project}@loader-batches-moved"
         if moves_batches:
             self.ctx.offer(key, "moved")
@@ -1165,13 +1168,13 @@ class DataloaderNotPinned(Rule):
         pinned loader if that module says so; and for this file's functions that return a
         loader, the modules moving its batches make an unpinned one count here."""
         by_factory: Dict[str, List[Tuple[cst.Call, Tuple[str, ...]]]] = {}
-        for ref, move, indentation in self._moves:
-            for factory in self.ctx.loaders.imported(ref) if move is not None else ():
+        for ref, move, indentation in self._moves:  # a move of None: Lightning's (`trainer.fit(model, loader)`)
+            for factory in self.ctx.loaders.imported(ref):
                 by_factory.setdefault(factory, []).append((move, indentation))
         for factory, factory_moves in by_factory.items():
             self.ctx.offer(f"{factory}@moved", "moved")
             if self.ctx.need(f"{factory}@returns") == "pinned":
-                self._check_blocking(factory_moves)
+                self._check_blocking([(move, indentation) for move, indentation in factory_moves if move is not None])
         if not self._builds_loaders:
             return
         for function in self.ctx.module_scope.methods.values():
