@@ -191,7 +191,10 @@ class FactoryMeetsDeviceTensor(Rule):
         "or an argument of its method (`x.masked_fill(mask, 0)`). The result is followed through "
         "assignments in the same function (`mask = torch.ones(x.shape[0])` ... `x * mask`) and "
         "through tensor-preserving steps (`.bool()`, `[None]`, `torch.triu(...)`), also when such a "
-        "step rebinds the name (`idx = idx[..., None]` ... `x[idx, keep]`)."
+        "step rebinds the name (`idx = idx[..., None]` ... `x[idx, keep]`). As an index into a "
+        "device tensor, also in training-loop and step code of a file that uses CUDA "
+        "(`queue[torch.randperm(n)]`, `buffer[torch.randint(0, size, (b,))]`): the index is copied "
+        "to the device every step."
     )
     why = (
         "Without `device=`, the factory fills a tensor in host memory on every call. Indexing a "
@@ -423,6 +426,33 @@ class FactoryMeetsDeviceTensor(Rule):
     invalid = (
         Invalid("""
             import torch
+
+            def train(model, loader, optimizer, size):
+                queue = torch.zeros(size, 3, 64, 64, device="cuda")
+                for x in loader:
+                    x = x.cuda()
+                    idx = torch.randperm(size)  # expect: TL102
+                    replayed = queue[idx][: x.size(0)]  # a host index into a device tensor, every step
+                    loss = model(torch.cat([x, replayed])).mean()
+                    loss.backward()
+                    optimizer.step()
+                    queue[: x.size(0)] = x.detach()
+        """, fixed="""
+            import torch
+
+            def train(model, loader, optimizer, size):
+                queue = torch.zeros(size, 3, 64, 64, device="cuda")
+                for x in loader:
+                    x = x.cuda()
+                    idx = torch.randperm(size, device=queue.device)
+                    replayed = queue[idx][: x.size(0)]  # a host index into a device tensor, every step
+                    loss = model(torch.cat([x, replayed])).mean()
+                    loss.backward()
+                    optimizer.step()
+                    queue[: x.size(0)] = x.detach()
+        """),
+        Invalid("""
+            import torch
             from torch import nn
             from torch.autograd import Variable
 
@@ -620,7 +650,7 @@ class FactoryMeetsDeviceTensor(Rule):
         vector = one_dimensional(host_factory(self.ctx, node), node)
         flow = _follow(node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname, self._copied_anyway, vector)
         if flow.meets is not None:
-            self._flag(node, flow.meets, self.ctx.indentation(), self.ctx.bound_names())
+            self._flag(node, flow, self.ctx.indentation(), self.ctx.bound_names())
             return
         target = assigned_name(flow.parent, flow.top)
         if target is not None:
@@ -639,7 +669,7 @@ class FactoryMeetsDeviceTensor(Rule):
             node, self.ctx.ancestors, self.ctx.tensor_kind, self.ctx.qualname, self._copied_anyway, stored[4]
         )
         if flow.meets is not None:  # a comprehension's own names do not exist where the factory runs
-            self._flag(stored[0], flow.meets, stored[2], stored[3] - comprehension_targets(self.ctx.ancestors))
+            self._flag(stored[0], flow, stored[2], stored[3] - comprehension_targets(self.ctx.ancestors))
             return
         target = assigned_name(flow.parent, flow.top)
         if target is not None and flow.top is not node:  # `idx = idx[..., None]`: followed under its new binding
@@ -675,12 +705,15 @@ class FactoryMeetsDeviceTensor(Rule):
             data = data.value
         return _is_shape(data) and self.ctx.tensor_kind(data) != TENSOR  # x.shape of whatever x is
 
-    def _flag(self, factory: cst.Call, meets: cst.BaseExpression, indentation, bound: FrozenSet[str]) -> None:
+    def _flag(self, factory: cst.Call, flow: "_Flow", indentation, bound: FrozenSet[str]) -> None:
         """Report ``factory``; the fix names a tensor's device only if that name was bound
-        where the factory runs (``bound``), not first assigned after it."""
-        name = _device_name(meets, self.ctx.array_like)
+        where the factory runs (``bound``), not first assigned after it. In model code, or, as
+        an index into a device tensor (``buffer[torch.randint(0, n, (b,))]``) in a file that uses
+        CUDA, in any code that runs every step: the index is copied to the device each time."""
+        name = _device_name(flow.meets, self.ctx.array_like)
         fix = ()
         if name is not None and name.value in bound:
             fixed = with_keyword(factory, "device", attribute(cst.Name(name.value), "device"))
             fix = (Replacement(factory, code_in_block(self.ctx.module, fixed, indentation)),)
-        self.report(factory, replacements=fix, hot_when=in_model_code)
+        indexes_on_device = isinstance(flow.parent, cst.Index) and self.ctx.uses_cuda
+        self.report(factory, replacements=fix, hot_when=None if indexes_on_device else in_model_code)
