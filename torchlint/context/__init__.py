@@ -25,7 +25,8 @@ from torchlint.context.facts import (
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
 from torchlint.context.scopes import (
-    MODEL, STEP, Scope, callee, function_hotness, is_training_step_call, loss_code, method_def, settle_helpers,
+    BATCH_HOOKS, MODEL, STEP, Scope, callee, function_hotness, is_training_step_call, loss_code, method_def,
+    settle_helpers,
 )
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, BATCH, DEVICE_METHODS, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
@@ -435,6 +436,11 @@ class FileContext:
         facts = self._function_facts()
         return self._used_with_tensor_members(name) and name not in facts.type_tested and name not in facts.pieces
 
+    def type_tested(self, name: str) -> bool:
+        """Does the current function test ``name``'s type (``isinstance(total, Number)``): code
+        that takes a tensor or something else?"""
+        return name in self._function_facts().type_tested
+
     def array_like(self, node: cst.BaseExpression) -> bool:
         """A tensor with evidence (``surely_tensor``), or a name of tensor kind that the function
         indexes along several axes (``lengths[:, None]``: no number can be)."""
@@ -797,8 +803,9 @@ class FileContext:
             if param.name.value not in ("self", "cls"):
                 bindings.kinds[param.name.value] = parameter_kind(param, self.qualname, assume_tensor)
         taken = [param for param in (*params.posonly_params, *params.params) if param.name.value not in ("self", "cls")]
-        if cls is not None and scope.hot_kind == STEP and taken and bindings.kinds[taken[0].name.value] is None:
-            bindings.kinds[taken[0].name.value] = BATCH  # training_step(self, batch, batch_idx): what the loader gave
+        first = taken[0].name.value if taken and cls is not None and name not in BATCH_HOOKS else None
+        if first is not None and scope.hot_kind == STEP and bindings.kinds[first] is None:
+            bindings.kinds[first] = BATCH  # training_step(self, batch, batch_idx): what the loader gave
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 bindings.kinds[star.name.value] = NOT

@@ -25,6 +25,12 @@ from torchlint.walker import descendants
 MODEL = "model"
 STEP = "step"
 STEP_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
+# Callback hooks a trainer calls once per batch (Lightning, Keras-style trainers such as poutyne):
+# step code, whose parameters are the trainer, the module and the outputs, not the batch first.
+BATCH_HOOKS = frozenset(
+    "on_train_batch_start on_train_batch_begin on_train_batch_end on_batch_begin on_batch_start on_batch_end "
+    "on_before_backward on_after_backward on_before_optimizer_step".split()
+)
 # A name ending in `loss` (or a `loss_*` computation: `loss_by_feat`, `loss_labels`) is a loss
 # function, unless its prefix (after any underscores: `_check_nan_loss`) says it reports or checks a loss,
 # builds one (`build_loss(cfg)`: runs once), or evaluates one over a dataset (`evaluate_loss`).
@@ -155,7 +161,7 @@ def function_hotness(
         return f"{class_name}.__call__", MODEL  # a module's `__call__` wrapping its forward, or a loss's
     if class_name is not None and name == "backward" and any(base.rsplit(".", 1)[-1] == "Function" for base in bases):
         return f"{class_name}.backward", MODEL  # an autograd Function's backward runs in every backward pass
-    if name in STEP_METHODS or name in extra:
+    if name in STEP_METHODS or name in extra or class_name is not None and name in BATCH_HOOKS:
         return name, STEP
     if name == "step" and any(base.rsplit(".", 1)[-1] == "Optimizer" for base in bases):
         return f"{class_name}.step", STEP  # an optimizer's step runs once per training step

@@ -19,6 +19,10 @@ from torchlint.walker import descendants
 
 # Methods between `.cpu()` and `.numpy()` in a conversion chain.
 _CONVERSIONS = frozenset("detach float double half int long bool clone contiguous squeeze".split())
+# `math` functions, which turn a tensor argument into a Python float first (`float(t)`).
+_MATH_READS = frozenset(
+    f"math.{name}" for name in "sqrt exp log log2 log10 pow floor ceil fabs isnan isinf isfinite".split()
+)
 # Methods that keep a value in a Python container, where it stays a tensor.
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add"})
 # Arguments an API takes only in host memory (name, position): a `.cpu()` for them cannot be
@@ -53,7 +57,7 @@ class HostSyncInHotPath(Rule):
     )
     what = (
         "Finds operations that need a tensor's value on the host: `.item()`, `.tolist()`, "
-        "`.cpu()` (also `.to(\"cpu\")`), `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `if t:` / `while t:` / "
+        "`.cpu()` (also `.to(\"cpu\")`), `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `math.sqrt(t)`, `if t:` / `while t:` / "
         "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
         "comparison is a truth test), and `print(t)`. In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions (by name, or by a `.backward()` "
@@ -62,7 +66,7 @@ class HostSyncInHotPath(Rule):
         "`multi_apply(self._targets_single, ...)`) every one is reported, also `.item()` and `if x.any():` / "
         "`x.all()`, or `x.sum() == 0`, on a value whose kind the file cannot tell (there they are a "
         "tensor's). In step code (`training_step` and its "
-        "family, training-loop bodies) only those that run once per element are reported: inside "
+        "family, training-loop bodies, a callback's per-batch hooks such as `on_train_batch_end`) only those that run once per element are reported: inside "
         "a loop or comprehension nested in the step (not in what such a loop walks, read once before it "
         "runs: `for p, t in zip(logits.argmax(1).tolist(), y.tolist()):`; nor in a loop or "
         "comprehension over a dict's entries, `for name, value in losses.items():`, a few named "
@@ -241,6 +245,19 @@ class HostSyncInHotPath(Rule):
                 def forward(self, pred, target):
                     dist = distance_maps(target.cpu()).to(pred.device)
                     return (pred * dist).mean()
+        """),
+        Valid("""
+            import math
+            from numbers import Number
+            import torch
+            from torch import nn
+
+            class LogSumExp(nn.Module):
+                def forward(self, value):
+                    total = torch.sum(torch.exp(value))
+                    if isinstance(total, Number):  # the code takes a number too: math.log gets that
+                        return math.log(total)
+                    return torch.log(total)
         """),
         Valid("""
             import torch
@@ -532,6 +549,25 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import math
+            import torch
+            from torch import nn
+
+            class Normalize(nn.Module):
+                def forward(self, x):
+                    variance = (x ** 2).mean()
+                    return x / (1e-3 + math.sqrt(variance))  # expect: TL201
+        """),
+        Invalid("""
+            import torch
+            from poutyne import Callback
+
+            class GradientLogger(Callback):
+                def on_train_batch_end(self, batch_number, logs):  # a hook run after every training batch
+                    for name, param in self.model.network.named_parameters():
+                        self.stats[name] = param.grad.abs().mean().item()  # expect: TL201
+        """),
         Invalid("""
             import torch
             from torch import nn
@@ -948,10 +984,17 @@ class HostSyncInHotPath(Rule):
         args = positional(node)
         if name in HOST_READ_BUILTINS and len(node.args) == 1 and args and self.ctx.surely_tensor(args[0].value):
             self._flag(node, f"`{name[9:]}(tensor)`")
+        elif name in _MATH_READS and any(self._surely_tensor_argument(arg.value) for arg in args):
+            self._flag(node, f"`{name}(tensor)`")  # math.sqrt(var): a float(var) first
         elif name == "builtins.print" and any(self._shows_tensor(arg.value) for arg in node.args):
             self._flag(node, "`print(tensor)`")
         elif name in _COMPARING_BUILTINS and len(args) > 1 and any(self.ctx.surely_tensor(arg.value) for arg in args):
             self._flag(node, f"`{name[9:]}()` comparing a tensor")  # max(weight.sum(), 1): a truth test
+
+    def _surely_tensor_argument(self, value: cst.BaseExpression) -> bool:
+        """A tensor for sure, and not a name the function tests the type of (``if
+        isinstance(total, Number): math.log(total)``)."""
+        return self.ctx.surely_tensor(value) and not (isinstance(value, cst.Name) and self.ctx.type_tested(value.value))
 
     def _copy_to_cpu(self, node: cst.Call) -> Optional[cst.Attribute]:
         """``t.to("cpu")``, ``t.to(torch.device("cpu"))``: a ``.cpu()`` by another name (not one
