@@ -47,7 +47,8 @@ class EvalWithoutNoGrad(Rule):
         "`@torch.no_grad()`), in evaluation "
         "code: after `model.eval()` in the same function, or in a "
         "function named for evaluation (`evaluate`, `validate`, `test`, `predict`, `inference`, ...), with "
-        "no `torch.no_grad()`/`torch.inference_mode()`/`torch.set_grad_enabled(False)` around it, on the "
+        "no `torch.no_grad()`/`torch.inference_mode()`/`torch.set_grad_enabled(False)` (or a context manager "
+        "of the file that enters one around its `yield`) around it, on the "
         "function, or around a call of the function elsewhere in the file. Functions that need gradients "
         "(`.backward()`, `torch.autograd.grad`, `requires_grad_()`, an optimizer step, `torch.enable_grad()`), "
         "Lightning's `validation_step`/`test_step`/`predict_step` (Lightning disables grad itself) and test "
@@ -125,6 +126,22 @@ class EvalWithoutNoGrad(Rule):
                 with torch.no_grad():
                     for x, y in loader:
                         out = model(x)
+        """),
+        Valid("""
+            import contextlib
+            import torch
+
+            class Model:
+                @contextlib.contextmanager
+                def _set_training_mode(self, training):
+                    self.network.train(training)
+                    with torch.set_grad_enabled(training):
+                        yield
+
+                def evaluate(self, loader):
+                    with self._set_training_mode(False):  # grad is off inside
+                        for x, y in loader:
+                            out = self.network(x)
         """),
         Valid("""
             import torch
@@ -379,10 +396,27 @@ class EvalWithoutNoGrad(Rule):
         name = (self.ctx.qualname_ahead(func) if ahead else self.ctx.qualname(func)) or dotted_name(func)
         if name is None:
             return False
+        own = self.ctx.function_here(func) if call is not None and not ahead else None
+        if own is not None:
+            return self._grad_free_context(own, call)
         last = name.rsplit(".", 1)[-1]
         if last == "set_grad_enabled" and call is not None:
             return not any(literal_value(arg.value) is True for arg in call.args)
         return bool(_NO_GRAD.search(last))
+
+    def _grad_free_context(self, function: cst.FunctionDef, call: cst.Call) -> bool:
+        """``with self._set_training_mode(False):``: a ``@contextmanager`` of the file that wraps
+        its ``yield`` in a context disabling grad (``with torch.set_grad_enabled(training):``),
+        called with no literal ``True``."""
+        if any(literal_value(arg.value) is True for arg in call.args) or not any(
+            self.ctx.qualname(decorator.decorator) == "contextlib.contextmanager" for decorator in function.decorators
+        ):
+            return False
+        return any(
+            isinstance(node, cst.With) and any(isinstance(inner, cst.Yield) for inner in descendants(node.body))
+            and any(self._disables_grad(item.item, ahead=True) for item in node.items)
+            for node in descendants(function.body)
+        )
 
     # ---- what the function does ----------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:

@@ -86,6 +86,15 @@ class LossAccumulatedWithGraph(Rule):
         Valid("""
             import torch
             for x, y in loader:
+                loss_batch = loss_fn(model(x), y)
+                loss_batch.backward()
+                optimizer.step()
+                loss_batch = loss_batch.detach().cpu()  # rebound without its graph
+                loss += loss_batch
+        """),
+        Valid("""
+            import torch
+            for x, y in loader:
                 loss = criterion(model(x), y)
                 loss.backward()
                 optimizer.step()
@@ -317,9 +326,11 @@ class LossAccumulatedWithGraph(Rule):
                 if callee is not None and _GRAD_SOURCE.search(callee.rsplit(".", 1)[-1]):
                     return True
             elif isinstance(node, cst.Name) and id(node) not in attributes:
+                assigned = self.ctx.value_of(node.value, before=value if depth else None)
+                if assigned is not None and _detaches(assigned, self.ctx.qualname):
+                    continue  # `loss = loss.detach().cpu()` after its backward: rebound without the graph
                 if node.value in backpropagated:
                     return True
-                assigned = self.ctx.value_of(node.value, before=value if depth else None)
                 if assigned is None:
                     if _LOSS_NAME.search(node.value) and self.ctx.tensor_kind(node) is None:
                         return True  # unpacked or passed in: `class_loss, kd_loss = step(batch)`
