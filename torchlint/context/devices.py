@@ -32,6 +32,12 @@ def host_factory(ctx, node: cst.CSTNode) -> Optional[str]:
 
 
 def _last_identifier(node: cst.BaseExpression) -> Optional[str]:
+    """``device`` of ``device``, ``self.device``, ``state[torchbearer.DEVICE]``, ``cfg["device"]``."""
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        key = node.slice[0].slice.value
+        if isinstance(key, cst.SimpleString):
+            return str(key.evaluated_value)
+        node = key
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):

@@ -124,7 +124,7 @@ class FactoryWithoutDevice(Rule):
         "`torch.eye(n)[labels.cpu()]`, compared, `torch.rand(n) > p`, `.eq(1)`, or joined with other host tensors, `torch.cat([...])`, "
         "also of a list a loop fills with factories' tensors, `pieces.append(torch.full(...))`, or handed to a "
         "function of the file that names no device, `self.bucket(positions)`) is then moved "
-        "with `.to(device)` (also `.to(**self.tpdv)` of a dict that names a device), `.cuda()`, "
+        "with `.to(device)` (also `.to(state[DEVICE])`, `.to(cfg[\"device\"])`, `.to(**self.tpdv)` of a dict that names a device), `.cuda()`, "
         "`.type_as(t)`, `.type(torch.cuda.FloatTensor)` "
         "or `x.new_tensor(...)`, in the same expression or later in the same function, or by the "
         "caller of a function of the file, or of another module of the project, that builds it and "
@@ -402,6 +402,19 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            import torchbearer
+
+            def targets_hot(state, nclasses):
+                return torch.zeros(1, nclasses).to(state[torchbearer.DEVICE])  # expect: TL101
+        """, fixed="""
+            import torch
+            import torchbearer
+
+            def targets_hot(state, nclasses):
+                return torch.zeros(1, nclasses, device=state[torchbearer.DEVICE])
+        """),
         Invalid("""
             import torch
             from torch import nn
