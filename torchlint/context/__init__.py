@@ -18,9 +18,9 @@ from torchlint.context.calls import CallSites, is_parameter, parameter_at
 from torchlint.context.dataflow import Bindings, assigned_before, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
-    TORCH_ONLY_CALL, FunctionFacts, TextFacts, attribute_kinds, debugging_flag, empty_input_branch,
+    TORCH_ONLY_CALL, FunctionFacts, TextFacts, assertion_call, attribute_kinds, debugging_flag, empty_input_branch,
     evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, iterates_dataset,
-    off_gpu_branch, once_only_branch, runs_once_after_guard, takes_step, test_assertion, warning_branch, warning_call,
+    off_gpu_branch, once_only_branch, runs_once_after_guard, takes_step, warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -274,9 +274,9 @@ class FileContext:
 
     def in_rare_path(self) -> bool:
         """In code that does not run in normal training: a ``raise``, an ``assert`` (also
-        stripped by ``python -O``) or a test's assertion (``self.assertGreater(...)``), an ``except`` handler, the arguments of a warning or an
-        error log, a lambda that builds a message (``check(ok, lambda: f"got {x.max().item()}")``,
-        called only when the check fails), a branch under a debugging or statistics flag
+        stripped by ``python -O``) or a test's assertion (``self.assertGreater(...)``), an
+        ``except`` handler, the arguments of a warning or an error log, a lambda that builds a
+        message (``check(ok, lambda: f"got {x.max().item()}")``, called only when the check fails), a branch under a debugging or statistics flag
         (``if self.debug:``, ``if self.collect_stats:``), one that runs once (``if not
         self._checked: self._checked = True``, ``if self.cache is None: self.cache = ...``), or one
         that handles an abnormal case it reports (``logging.warning("all invalid, skipping")``)."""
@@ -291,7 +291,7 @@ class FileContext:
                 and ancestors[index + 2] is not node.body.body[0] and runs_once_after_guard(node)
             ):
                 return True
-            if isinstance(node, cst.Call) and (warning_call(node.func) or test_assertion(node.func)):
+            if isinstance(node, cst.Call) and (warning_call(node.func) or assertion_call(node.func)):
                 return True
             if (
                 isinstance(node, cst.If) and index + 1 < len(ancestors)

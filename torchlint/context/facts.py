@@ -446,7 +446,7 @@ def warning_call(func: cst.BaseExpression) -> bool:
     return name is not None and name.rsplit(".", 1)[-1] in _WARNING_CALLS
 
 
-def test_assertion(func: cst.BaseExpression) -> bool:
+def assertion_call(func: cst.BaseExpression) -> bool:
     """``self.assertGreater``, ``np.testing.assert_allclose``, ``torch.testing.assert_close``: a
     test's check, which runs once per test, not per training step."""
     name = dotted_name(func)
