@@ -12,4 +12,9 @@ def run():
     half = torch.zeros(3).to(device, torch.float16)
     ref = torch.zeros(2, dtype=torch.float64)
     like = torch.ones(2).type_as(ref)
-    return ones, eye, mask, steps, half, like
+    memory = (
+        torch.zeros(2, 4)
+        .float()
+        .to(device)
+    )  # the parentheses belong to the move
+    return ones, eye, mask, steps, half, like, memory

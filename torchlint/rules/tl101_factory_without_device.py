@@ -1068,4 +1068,6 @@ class FactoryWithoutDevice(Rule):
             fixed = with_keyword(fixed, "dtype", move.dtype)
         if moved is not factory:
             fixed = moved.deep_replace(factory, fixed)
+        if move_call.lpar:  # `(torch.zeros(n)\n .float()\n .to(device))`: the parentheses are the move's
+            fixed = fixed.with_changes(lpar=move_call.lpar, rpar=move_call.rpar)
         return (Replacement(move_call, code_in_block(self.ctx.module, fixed, self.ctx.indentation())),), level
