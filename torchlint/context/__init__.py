@@ -276,8 +276,9 @@ class FileContext:
         """In code that does not run in normal training: a ``raise``, an ``assert`` (also
         stripped by ``python -O``) or a test's assertion (``self.assertGreater(...)``), an
         ``except`` handler, the arguments of a warning or an error log, a lambda that builds a
-        message (``check(ok, lambda: f"got {x.max().item()}")``, called only when the check fails), a branch under a debugging or statistics flag
-        (``if self.debug:``, ``if self.collect_stats:``), one that runs once (``if not
+        message (``check(ok, lambda: f"got {x.max().item()}")``, called only when the check
+        fails), a branch under a debugging or statistics flag (``if self.debug:``,
+        ``if self.collect_stats:``), one that runs once (``if not
         self._checked: self._checked = True``, ``if self.cache is None: self.cache = ...``), or one
         that handles an abnormal case it reports (``logging.warning("all invalid, skipping")``)."""
         ancestors = self.ancestors
@@ -1106,7 +1107,8 @@ def _less_a_number(node: cst.BaseExpression) -> cst.BaseExpression:
 def _wraps_forward(cls: Scope) -> bool:
     """Is ``cls`` a module (``class S(nn.Module)``) that defines ``forward``, so that its own
     ``__call__`` runs on every call of the model?"""
-    return any(base.rsplit(".", 1)[-1] == "Module" for base in cls.bases) and method_def(cls.node, "forward") is not None
+    module = any(base.rsplit(".", 1)[-1] == "Module" for base in cls.bases)
+    return module and method_def(cls.node, "forward") is not None
 
 
 def _held_call(func: cst.BaseExpression) -> Optional[Tuple[str, str]]:

@@ -901,7 +901,7 @@ class FactoryWithoutDevice(Rule):
                 unpacked = self.ctx.unpacked_at(name) if node is None else None
                 if unpacked is not None and isinstance(unpacked[0], cst.Call):
                     source, position = unpacked
-                    if self.ctx.qualname(source.func) == "torch.meshgrid":  # y, x = torch.meshgrid(torch.arange(h), ...)
+                    if self.ctx.qualname(source.func) == "torch.meshgrid":  # y, x = meshgrid(arange(h), arange(w))
                         grids = positional(source)
                         node = grids[position].value if position < len(grids) and not grids[position].star else None
                         continue

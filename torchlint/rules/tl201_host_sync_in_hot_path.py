@@ -57,7 +57,8 @@ class HostSyncInHotPath(Rule):
     )
     what = (
         "Finds operations that need a tensor's value on the host: `.item()`, `.tolist()`, "
-        "`.cpu()` (also `.to(\"cpu\")`), `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `math.sqrt(t)`, `if t:` / `while t:` / "
+        "`.cpu()` (also `.to(\"cpu\")`), `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `math.sqrt(t)`, "
+        "`if t:` / `while t:` / "
         "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
         "comparison is a truth test), and `print(t)`. In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions (by name, or by a `.backward()` "
@@ -66,7 +67,8 @@ class HostSyncInHotPath(Rule):
         "`multi_apply(self._targets_single, ...)`) every one is reported, also `.item()` and `if x.any():` / "
         "`x.all()`, or `x.sum() == 0`, on a value whose kind the file cannot tell (there they are a "
         "tensor's). In step code (`training_step` and its "
-        "family, training-loop bodies, a callback's per-batch hooks such as `on_train_batch_end`) only those that run once per element are reported: inside "
+        "family, training-loop bodies, a callback's per-batch hooks such as `on_train_batch_end`) only "
+        "those that run once per element are reported: inside "
         "a loop or comprehension nested in the step (not in what such a loop walks, read once before it "
         "runs: `for p, t in zip(logits.argmax(1).tolist(), y.tolist()):`; nor in a loop or "
         "comprehension over a dict's entries, `for name, value in losses.items():`, a few named "
@@ -1075,8 +1077,8 @@ class HostSyncInHotPath(Rule):
     def _leaves_torch(self, node: cst.Call) -> bool:
         """Is ``node`` a conversion to numpy (``t.numpy()``, ``t.cpu().numpy()``,
         ``t.cpu().detach().numpy()``, ``t.cpu().data.numpy()``), or a ``.cpu()`` copy stored for a
-        library that takes host arrays only (``C = C.cpu()`` ... ``linear_sum_assignment(C[i])``): data handed to code
-        outside torch, which needs it on the host?"""
+        library that takes host arrays only (``C = C.cpu()`` ... ``linear_sum_assignment(C[i])``):
+        data handed to code outside torch, which needs it on the host?"""
         if method_call(node, "numpy") is not None:
             return True
         if method_call(node, "cpu") is not None or self._copy_to_cpu(node) is not None:

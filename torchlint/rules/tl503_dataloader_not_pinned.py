@@ -97,7 +97,8 @@ class DataloaderNotPinned(Rule):
         "until the GPU is idle"
     )
     fix = "unsafe"
-    triggers = ("DataLoader", ".to(", ".cuda(", ".fit(")  # the loop moving a loader's batches, or Lightning's, may be elsewhere
+    # the loop moving a loader's batches (or Lightning's `trainer.fit`) may be in another file
+    triggers = ("DataLoader", ".to(", ".cuda(", ".fit(")
     what = (
         "Finds the pair that makes host-to-device copies of batches asynchronous: a "
         "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
