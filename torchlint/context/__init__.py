@@ -25,8 +25,8 @@ from torchlint.context.facts import (
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
 from torchlint.context.scopes import (
-    BATCH_HOOKS, MODEL, STEP, Scope, callee, function_hotness, is_training_step_call, loss_code, method_def,
-    settle_helpers,
+    BATCH_HOOKS, MODEL, STEP, Scope, based_on, callee, function_hotness, is_training_step_call, loss_code,
+    method_def, settle_helpers,
 )
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, BATCH, DEVICE_METHODS, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
@@ -1107,8 +1107,7 @@ def _less_a_number(node: cst.BaseExpression) -> cst.BaseExpression:
 def _wraps_forward(cls: Scope) -> bool:
     """Is ``cls`` a module (``class S(nn.Module)``) that defines ``forward``, so that its own
     ``__call__`` runs on every call of the model?"""
-    module = any(base.rsplit(".", 1)[-1] == "Module" for base in cls.bases)
-    return module and method_def(cls.node, "forward") is not None
+    return based_on(cls.bases, "Module") and method_def(cls.node, "forward") is not None
 
 
 def _held_call(func: cst.BaseExpression) -> Optional[Tuple[str, str]]:

@@ -145,6 +145,12 @@ def loss_code(function: Scope) -> bool:
     )
 
 
+def based_on(bases: Tuple[str, ...], name: str) -> bool:
+    """Does a class with ``bases`` (dotted names) derive from one called ``name`` (``nn.Module``,
+    ``torch.autograd.Function``)?"""
+    return any(base.rsplit(".", 1)[-1] == name for base in bases)
+
+
 def function_hotness(
     name: str, class_name: Optional[str], extra: FrozenSet[str], bases: Tuple[str, ...] = (),
     wraps_forward: bool = False,
@@ -159,11 +165,11 @@ def function_hotness(
         wraps_forward or any(_LOSS_CLASS.search(n) for n in (class_name, *bases))
     ):
         return f"{class_name}.__call__", MODEL  # a module's `__call__` wrapping its forward, or a loss's
-    if class_name is not None and name == "backward" and any(base.rsplit(".", 1)[-1] == "Function" for base in bases):
+    if class_name is not None and name == "backward" and based_on(bases, "Function"):
         return f"{class_name}.backward", MODEL  # an autograd Function's backward runs in every backward pass
     if name in STEP_METHODS or name in extra or class_name is not None and name in BATCH_HOOKS:
         return name, STEP
-    if name == "step" and any(base.rsplit(".", 1)[-1] == "Optimizer" for base in bases):
+    if name == "step" and based_on(bases, "Optimizer"):
         return f"{class_name}.step", STEP  # an optimizer's step runs once per training step
     if _LOSS_NAME.match(name):
         return f"loss function {name}", MODEL

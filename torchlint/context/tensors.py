@@ -57,11 +57,11 @@ _NON_TENSOR_METHODS = frozenset(
     "untyped_storage storage __len__ backward register_hook items keys".split()
 )
 _HOST_METHODS = frozenset({"cpu"})
-# Methods whose result is a numpy array or a Python value, on a tensor or an array alike.
-_TO_PYTHON_METHODS = frozenset({"numpy", "tolist", "item"})
 _TORCH_KEYWORDS = frozenset({"dim", "keepdim"})
 # Tensor methods and builtins that copy a tensor's values to the host, waiting for the device.
 HOST_READ_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
+# Those whose result is a numpy array or a Python value, on a tensor or an array alike.
+_TO_PYTHON_METHODS = HOST_READ_METHODS - _HOST_METHODS
 HOST_READ_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
 DEVICE_METHODS = frozenset({"cuda", "to"})  # a move to a device (or, with a dtype only, a cast)
 DTYPES = frozenset(
