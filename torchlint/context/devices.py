@@ -12,7 +12,7 @@ from torchlint.context.factories import factory_name
 from torchlint.context.keywords import keywords
 from torchlint.context.tensors import HOST, TENSOR
 from torchlint.rewrite import attribute
-from torchlint.syntax import dotted_name, has_star_args, keyword, method_call, positional
+from torchlint.syntax import dotted_name, has_star_args, is_name, keyword, method_call, positional
 
 # Words of a name that holds a device (`device`, `self.device`, `local_rank`, `gpu_id`); not
 # `ranking` or `development`.
@@ -79,6 +79,17 @@ def names_cpu(ctx, node: cst.BaseExpression) -> bool:
         return ctx.qualname(node.func) == "torch.device" and bool(node.args) and names_cpu(ctx, node.args[0].value)
     identifier = _last_identifier(node)
     return identifier is not None and "cpu" in identifier.lower().split("_")
+
+
+def waiting_copy_to_host(ctx, node: cst.Call) -> Optional[cst.Attribute]:
+    """The ``.to`` of ``t.to("cpu")``, ``t.to(torch.device("cpu"))``: a copy to the host that
+    waits for ``t`` (not one with ``non_blocking=True``, which does not)."""
+    method = method_call(node, "to")
+    args = positional(node) if method is not None else ()
+    if len(args) != 1 or not names_cpu(ctx, args[0].value):
+        return None
+    non_blocking = keyword(node, "non_blocking")
+    return None if non_blocking is not None and is_name(non_blocking.value, "True") else method
 
 
 @dataclass(frozen=True)

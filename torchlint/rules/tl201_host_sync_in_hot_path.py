@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.context import HOST, TENSOR
 from torchlint.context.facts import guards_right, log_call, off_gpu_branch
 from torchlint.context.calls import is_parameter
-from torchlint.context.devices import names_cpu
+from torchlint.context.devices import waiting_copy_to_host
 from torchlint.context.scopes import Scope, in_model_code, walks_entries
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -966,7 +966,7 @@ class HostSyncInHotPath(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        method = method_call(node, *HOST_READ_METHODS) or self._copy_to_cpu(node)
+        method = method_call(node, *HOST_READ_METHODS) or waiting_copy_to_host(self.ctx, node)
         if method is not None:
             kind = self.ctx.tensor_kind(method.value)
             if kind is None and (self._unpacked_tensor(method.value) or method.attr.value == "item" and isinstance(
@@ -997,16 +997,6 @@ class HostSyncInHotPath(Rule):
         """A tensor for sure, and not a name the function tests the type of (``if
         isinstance(total, Number): math.log(total)``)."""
         return self.ctx.surely_tensor(value) and not (isinstance(value, cst.Name) and self.ctx.type_tested(value.value))
-
-    def _copy_to_cpu(self, node: cst.Call) -> Optional[cst.Attribute]:
-        """``t.to("cpu")``, ``t.to(torch.device("cpu"))``: a ``.cpu()`` by another name (not one
-        with ``non_blocking=True``, which does not wait)."""
-        method = method_call(node, "to")
-        args = positional(node) if method is not None else ()
-        if len(args) != 1 or not names_cpu(self.ctx, args[0].value):
-            return None
-        non_blocking = keyword(node, "non_blocking")
-        return None if non_blocking is not None and is_name(non_blocking.value, "True") else method
 
     def visit_If(self, node: cst.If) -> None:
         self._truth_test(node.test)
@@ -1081,7 +1071,7 @@ class HostSyncInHotPath(Rule):
         data handed to code outside torch, which needs it on the host?"""
         if method_call(node, "numpy") is not None:
             return True
-        if method_call(node, "cpu") is not None or self._copy_to_cpu(node) is not None:
+        if method_call(node, "cpu") is not None or waiting_copy_to_host(self.ctx, node) is not None:
             stored = assigned_name(self.ctx.parent, node)
             if stored is not None and self.ctx.leaves_for_host_library(stored):
                 return True

@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchlint.context import NOT, TENSOR
 from torchlint.context.datasets import module_classes
-from torchlint.context.devices import names_cpu
+from torchlint.context.devices import waiting_copy_to_host
 from torchlint.context.scopes import Scope, callee, is_training_step_call, method_def
 from torchlint.context.tensors import DEVICE_METHODS, HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
@@ -345,6 +345,14 @@ class TimingWithoutSync(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import time, torch
+            model.cuda()
+            for images in loader:
+                start = time.time()
+                outputs = [out.to("cpu", non_blocking=True) for out in model(images)]  # does not wait
+                model_time = time.time() - start  # expect: TL601
+        """),
         Invalid("""
             import time
 
@@ -841,7 +849,7 @@ class TimingWithoutSync(Rule):
         name = _called_name(func)
         if name in _WAITING_METHODS or "sync" in name.lower() or _TO_HOST_NAME.search(name):
             return True
-        if name == "to" and node.args and names_cpu(self.ctx, node.args[0].value):
+        if waiting_copy_to_host(self.ctx, node) is not None:
             return True  # x.to(cpu_device): a copy to the host waits for x
         return self.ctx.qualname(func) in _WAITING_BUILTINS
 
