@@ -20,7 +20,7 @@ from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
     TORCH_ONLY_CALL, FunctionFacts, TextFacts, assertion_call, attribute_kinds, debugging_flag, empty_input_branch,
     evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, iterates_dataset,
-    off_gpu_branch, once_only_branch, runs_once_after_guard, takes_step, warning_branch, warning_call,
+    off_gpu_branch, once_only_branch, runs_once_after_guard, steps_optimizer, takes_step, warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -280,7 +280,8 @@ class FileContext:
         fails), a branch under a debugging or statistics flag (``if self.debug:``,
         ``if self.collect_stats:``), one that runs once (``if not
         self._checked: self._checked = True``, ``if self.cache is None: self.cache = ...``), or one
-        that handles an abnormal case it reports (``logging.warning("all invalid, skipping")``)."""
+        that handles an abnormal case it reports (``logging.warning("all invalid, skipping")``) or
+        raises an error for."""
         ancestors = self.ancestors
         for index, node in enumerate(ancestors):
             if isinstance(node, (cst.Raise, cst.Assert, cst.ExceptHandler)):
@@ -855,12 +856,29 @@ class FileContext:
 
     def _enter_loop(self, node: cst.CSTNode, name: str) -> Scope:
         loop = Scope("loop", name, self.scope, node)
-        if self._text_facts.steps and takes_step(node.body):
+        if self._text_facts.steps and takes_step(node.body) and not self._accumulates_in_step(node):
             loop.hot_reason, loop.hot_kind = "training loop", STEP
         self._scopes.append(loop)
         self._entered_loops.add(id(node))
         self._push(loop)
         return loop
+
+    def _accumulates_in_step(self, loop: cst.CSTNode) -> bool:
+        """Does a ``for`` over a ``range`` that back-propagates but steps no optimizer run inside
+        a loop of the same function that does (``for it in range(n): for task in
+        range(meta_batch): loss.backward()`` ... ``opt.step()``)? It accumulates gradients within
+        one step (meta-learning tasks): its iterations are elements of that step, not steps. A
+        loop over data (``for batch in batch_group``) still walks batches, one step each."""
+        if not (isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and is_name(loop.iter.func, "range")):
+            return False
+        if steps_optimizer(loop.body):
+            return False
+        scope = self.scope
+        while scope.kind == "loop":
+            if steps_optimizer(scope.node.body):
+                return True
+            scope = scope.parent
+        return False
 
     def visit_If(self, node: cst.If) -> None:
         self._here.enter_if(self._assignments)

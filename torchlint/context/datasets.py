@@ -14,6 +14,7 @@ from typing import Callable, Dict, FrozenSet, Iterable, List, Optional
 import libcst as cst
 
 from torchlint.context.dataflow import MAX_TRAIL
+from torchlint.context.devices import device_move, names_cpu
 from torchlint.context.scopes import method_def
 from torchlint.syntax import dotted_name
 from torchlint.walker import descendants, returned_values, simple_statements
@@ -21,10 +22,11 @@ from torchlint.walker import descendants, returned_values, simple_statements
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
 _IN_MEMORY_LIBRARIES = ("torch_geometric.datasets.",)  # PyG's InMemoryDataset family: TUDataset, Planetoid, QM9
 # Calls that only convert what ``__getitem__`` indexed: no file read, decode or augmentation.
-_CONVERTING_FUNCTIONS = frozenset(
-    "torch.from_numpy torch.tensor torch.as_tensor numpy.array numpy.asarray builtins.int builtins.float".split()
+_CONVERTING_FUNCTIONS = frozenset(  # and the tests and sizes around them (`torch.is_tensor(idx)`, `len(self.x)`)
+    "torch.from_numpy torch.tensor torch.as_tensor numpy.array numpy.asarray builtins.int builtins.float "
+    "builtins.len builtins.isinstance torch.is_tensor".split()
 )
-_CONVERTING_METHODS = frozenset("float long int double toarray todense astype squeeze".split())
+_CONVERTING_METHODS = frozenset("float long int double toarray todense astype squeeze tolist".split())
 NO_WORKERS = "no workers"  # what a file offers for its dataset classes that workers cannot help
 _SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.random_split"})  # parts of their first argument
 _SET_UP = frozenset({"__init__", "setup", "prepare_data"})  # run before any epoch
@@ -121,6 +123,8 @@ class DatasetFacts:
         name = qualname(dataset.func) or ""
         if name in _IN_MEMORY_CALLS or name.endswith("TensorDataset") or name.startswith(_IN_MEMORY_LIBRARIES):
             return True
+        if depth == 0 and any(self._on_device(arg.value) for arg in dataset.args):
+            return True  # `to_dataset(x.to(device))`: batches of device tensors, nothing to load
         function = self._ctx.function_here(dataset.func)
         if function is not None and depth < 2:  # built by a function of the file: what it returns
             returned = _returned(function)
@@ -132,6 +136,13 @@ class DatasetFacts:
             return self._iterable(cls) or self._indexes_memory(cls)
         key = self._ctx.project_callee(dataset.func)  # a dataset class of another module
         return key is not None and self._ctx.need(f"{key}@dataset") == NO_WORKERS
+
+    def _on_device(self, value: cst.BaseExpression) -> bool:
+        """A tensor moved to a device (``x.to(self.device)``, ``x.cuda()``), also through a name."""
+        if isinstance(value, cst.Name):
+            value = self._ctx.value_of(value.value)
+        move = device_move(self._ctx, value) if isinstance(value, cst.Call) else None
+        return move is not None and not (move.device is not None and names_cpu(self._ctx, move.device))
 
     def offers(self) -> Dict[str, str]:
         """This module's dataset classes that workers cannot help, by the key other files ask for."""

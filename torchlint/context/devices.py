@@ -4,7 +4,7 @@ which factory calls build a tensor in host memory."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional, Tuple
 
 import libcst as cst
 
@@ -79,6 +79,27 @@ def names_cpu(ctx, node: cst.BaseExpression) -> bool:
         return ctx.qualname(node.func) == "torch.device" and bool(node.args) and names_cpu(ctx, node.args[0].value)
     identifier = _last_identifier(node)
     return identifier is not None and "cpu" in identifier.lower().split("_")
+
+
+# Arguments torch APIs take in host memory (name, position): lengths that size the work.
+_HOST_ARGUMENTS = {
+    "torch.nn.utils.rnn.pack_padded_sequence": (("lengths", 1),),
+    "torch.nn.functional.ctc_loss": (("input_lengths", 2), ("target_lengths", 3)),
+}
+
+
+def host_arguments(qualname: Callable, call: cst.Call) -> Tuple[cst.BaseExpression, ...]:
+    """The arguments ``call`` passes where the callee takes host values (``pack_padded_sequence``'s
+    lengths, ``ctc_loss``'s input and target lengths)."""
+    passed = []
+    args = positional(call)
+    for name, position in _HOST_ARGUMENTS.get(qualname(call.func) or "", ()):
+        named = keyword(call, name)
+        if named is not None:
+            passed.append(named.value)
+        elif len(args) > position:
+            passed.append(args[position].value)
+    return tuple(passed)
 
 
 def waiting_copy_to_host(ctx, node: cst.Call) -> Optional[cst.Attribute]:

@@ -11,6 +11,8 @@ from typing import Optional
 
 import libcst as cst
 
+from torchlint.syntax import dotted_name
+
 # Window functions for spectral transforms (`torch.hann_window(n_fft)`) are factories too.
 WINDOWS = frozenset("hann_window hamming_window blackman_window bartlett_window kaiser_window".split())
 FACTORIES = frozenset(
@@ -101,6 +103,9 @@ def data_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
     return None
 
 
+_NAMED_CONSTANTS = frozenset("math.pi math.e math.inf math.tau np.pi np.e np.inf numpy.pi numpy.e numpy.inf".split())
+
+
 def constant_data(node: cst.BaseExpression) -> bool:
     """A list or tuple literal made only of numbers (nested lists/tuples allowed), or a choice
     between two such literals (``[0, 0, 1] if n == 2 else [0, 0, 0, 1]``)."""
@@ -116,8 +121,11 @@ def constant_data(node: cst.BaseExpression) -> bool:
 
 
 def number_literal(node: cst.BaseExpression) -> bool:
+    """A number written in the code: ``0.5``, ``-1``, ``2 * np.pi``, ``1 / 255``."""
     if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
         return True
+    if isinstance(node, cst.Attribute):
+        return dotted_name(node) in _NAMED_CONSTANTS
     if isinstance(node, cst.Name):
         return node.value in ("True", "False")
     if isinstance(node, cst.UnaryOperation):

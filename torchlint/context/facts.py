@@ -344,6 +344,14 @@ def takes_step(body: cst.CSTNode) -> bool:
     return any(isinstance(node, cst.Call) and is_training_step_call(node.func) for node in direct_nodes(body))
 
 
+def steps_optimizer(body: cst.CSTNode) -> bool:
+    """Does a loop body step an optimizer itself (``optimizer.step()``), not only in a nested loop?"""
+    return any(
+        isinstance(node, cst.Call) and is_training_step_call(node.func) and node.func.attr.value == "step"
+        for node in direct_nodes(body)
+    )
+
+
 def evaluates_dataset(function: cst.FunctionDef, qualname: Callable) -> bool:
     """Does a function loop over a dataset's batches (``iterates_dataset``), or run a model or
     a loop under no-grad and no model outside it: an evaluation, not one call of a loss? A loss
@@ -535,10 +543,12 @@ def _unset_attribute(test: cst.BaseExpression) -> Optional[str]:
 
 
 def warning_branch(body: cst.BaseSuite) -> bool:
-    """Does the block report a problem (``logging.warning(...)``, ``warnings.warn(...)``)? Then
-    it handles an abnormal case (``if not valid.any(): logging.warning("skip"); return ...``)."""
+    """Does the block report a problem (``logging.warning(...)``, ``warnings.warn(...)``, a
+    ``raise``)? Then it handles an abnormal case (``if not valid.any(): logging.warning("skip");
+    return ...``; ``bad = torch.where(empty)[0].tolist(); raise ValueError(bad)``)."""
     return any(
-        isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and warning_call(small.value.func)
+        isinstance(small, cst.Raise)
+        or isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and warning_call(small.value.func)
         for small in _direct_statements(body)
     )
 

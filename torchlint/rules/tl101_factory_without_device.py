@@ -35,7 +35,7 @@ _RANDOM_INITIALISERS = frozenset("uniform_ normal_ random_ bernoulli_ exponentia
 # Further steps a host tensor goes through and stays on the host (not foldable into the factory).
 _STAYS_ON_HOST = _PASS_THROUGH | frozenset(
     "repeat expand_as contiguous clone detach round abs scatter_ scatter_add_ index_fill_ index_add_ masked_fill_ "
-    "masked_fill".split()
+    "masked_fill type".split()
 )
 # Element-wise methods: on the host when their operands are (`(mem - ctx).clamp(-k, k)`, `mask.triu(1)`).
 _ELEMENT_WISE = frozenset(
@@ -402,6 +402,12 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+
+            def discriminator_labels(z):
+                return torch.ones(z.shape[0]).type(torch.LongTensor).to(z.device)  # expect: TL101
+        """),
         Invalid("""
             import torch
             import torchbearer

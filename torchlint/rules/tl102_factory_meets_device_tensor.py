@@ -16,7 +16,7 @@ from typing import Callable, FrozenSet, Optional, Sequence
 import libcst as cst
 
 from torchlint.context import TENSOR
-from torchlint.context.devices import host_factory
+from torchlint.context.devices import host_arguments, host_factory
 from torchlint.context.factories import (
     DATA_FACTORIES, FACTORIES, builds_empty, constant_data, data_argument, one_dimensional,
 )
@@ -115,6 +115,8 @@ def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable,
                 return _Flow(met, current, parent)
             step = 2
         elif isinstance(parent, cst.Arg) and parent.value is current and isinstance(grand, cst.Call):
+            if any(argument is current for argument in host_arguments(qualname, grand)):
+                return _Flow(None, current, parent)  # ctc_loss(..., input_lengths, ...): taken on the host
             met = _tensor_among(kind, (arg.value for arg in grand.args if arg is not parent))
             name = qualname(grand.func) or ""
             if name.startswith("torch.") and name[len("torch."):] in _SIZED_BY_DATA and met is None:
@@ -247,6 +249,15 @@ class FactoryMeetsDeviceTensor(Rule):
         "a CUDA device)."
     )
     valid = (
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+
+            def ctc_loss(logits, targets, target_lengths):
+                input_lengths = logits.shape[1] * torch.ones(logits.shape[0], dtype=torch.int32)  # lengths stay on the host
+                log_probs = F.log_softmax(logits.permute(1, 0, 2), dim=-1)
+                return F.ctc_loss(log_probs, targets, input_lengths, target_lengths)
+        """),
         Valid("""
             import torch
             import torch.nn.functional as F

@@ -20,7 +20,8 @@ class ConstantTensorInHotPath(Rule):
     what = (
         "Finds `torch.tensor(...)`, `torch.as_tensor(...)` and legacy constructors "
         "(`torch.FloatTensor(...)`) whose data is a literal list or tuple of numbers (nested lists "
-        "allowed, e.g. `[0.485, 0.456, 0.406]`), in `forward`, a loss, or a helper of those."
+        "allowed, e.g. `[0.485, 0.456, 0.406]`; named constants and arithmetic of numbers count: `[2 * np.pi]`), "
+        "in `forward`, a loss, or a helper of those."
     )
     why = (
         "The values never change, yet every call converts a Python list element by element into a "
@@ -177,6 +178,13 @@ class ConstantTensorInHotPath(Rule):
                     return x * self._scale()
                 def _scale(self):
                     return torch.FloatTensor([1 / 255, -0.5 * 2])  # expect: TL103
+        """),
+        Invalid("""
+            import numpy as np
+            import torch
+            def gaussian_nll_loss(x, mu, log_var):
+                log_2pi = torch.log(torch.tensor([2 * np.pi]).to(x.device))  # expect: TL103
+                return 0.5 * (log_2pi + log_var + (x - mu) ** 2 / log_var.exp()).sum()
         """),
     )
 

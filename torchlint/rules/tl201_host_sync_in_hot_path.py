@@ -9,16 +9,20 @@ import libcst as cst
 from torchlint.context import HOST, TENSOR
 from torchlint.context.facts import guards_right, log_call, off_gpu_branch
 from torchlint.context.calls import is_parameter
-from torchlint.context.devices import waiting_copy_to_host
+from torchlint.context.devices import host_arguments, waiting_copy_to_host
 from torchlint.context.scopes import Scope, in_model_code, walks_entries
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import COMPREHENSIONS, assigned_name, is_name, keyword, method_call, positional
+from torchlint.syntax import COMPREHENSIONS, assigned_name, is_name, method_call, positional
 from torchlint.walker import descendants
 
 
 # Methods between `.cpu()` and `.numpy()` in a conversion chain.
-_CONVERSIONS = frozenset("detach float double half int long bool clone contiguous squeeze".split())
+# Methods that keep a tensor's values (conversions, copies, layout views): `t.cpu().permute(0, 2, 1).numpy()`.
+_CONVERSIONS = frozenset(
+    "detach float double half int long bool clone contiguous squeeze unsqueeze permute transpose reshape view "
+    "flatten".split()
+)
 # `math` functions, which turn a tensor argument into a Python float first (`float(t)`).
 _MATH_READS = frozenset(
     f"math.{name}" for name in "sqrt exp log log2 log10 pow floor ceil fabs isnan isinf isfinite".split()
@@ -27,7 +31,6 @@ _MATH_READS = frozenset(
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add"})
 # Arguments an API takes only in host memory (name, position): a `.cpu()` for them cannot be
 # avoided, and costs nothing when the value is on the host already (lengths from a collate function).
-_HOST_ARGUMENTS = {"torch.nn.utils.rnn.pack_padded_sequence": ("lengths", 1)}
 # Calls that queue no GPU work: output and formatting of host values.
 _QUIET_CALLS = frozenset(
     f"builtins.{name}" for name in "print str repr format len int float bool round".split()
@@ -69,7 +72,8 @@ class HostSyncInHotPath(Rule):
         "tensor's). In step code (`training_step` and its "
         "family, training-loop bodies, a callback's per-batch hooks such as `on_train_batch_end`) only "
         "those that run once per element are reported: inside "
-        "a loop or comprehension nested in the step (not in what such a loop walks, read once before it "
+        "a loop or comprehension nested in the step (also a `for task in range(meta_batch_size)` loop that "
+        "back-propagates each task and leaves the optimizer step to the loop around it; not in what such a loop walks, read once before it "
         "runs: `for p, t in zip(logits.argmax(1).tolist(), y.tolist()):`; nor in a loop or "
         "comprehension over a dict's entries, `for name, value in losses.items():`, a few named "
         "values). A single `loss.item()` per step for logging, a "
@@ -126,6 +130,29 @@ class HostSyncInHotPath(Rule):
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import numpy as np
+            import torch
+            from torch import nn
+
+            class Inpainter(nn.Module):
+                def forward(self, image, alphas):
+                    if self.kernel.type() != image.type():  # type strings, not values
+                        self.kernel = self.kernel.to(image)
+                    scale = np.sqrt(1.0 - alphas.cpu())  # handed to numpy, through arithmetic
+                    out = self.net(image) * 255.0
+                    return out.cpu().permute(0, 2, 3, 1)[0].numpy().astype(np.uint8), scale
+        """),
+        Valid("""
+            def train_epoch(model, optimizer, batch_groups):
+                for group in batch_groups:  # gradient accumulation over the batches of a group
+                    optimizer.zero_grad()
+                    for batch in group:
+                        loss = model(**batch)["loss"] / len(group)
+                        loss.backward()
+                        log(loss.item())  # once per batch: a training step's logging
+                    optimizer.step()
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -287,6 +314,11 @@ class HostSyncInHotPath(Rule):
                 def forward(self, src):
                     tokens = src[:, :, 0].cpu().data.numpy()  # a conversion to numpy, for host-side parsing
                     return self.parse(tokens)
+
+            class Detector(nn.Module):
+                def forward(self, x):
+                    prob = torch.sigmoid(self.head(x))
+                    return self.postprocess(prob.detach().cpu().permute(0, 2, 3, 1).numpy())  # for OpenCV
         """),
         Valid("""
             import torch
@@ -551,6 +583,32 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+
+            def meta_train(maml, opt, tasksets, iterations, meta_batch_size):
+                for iteration in range(iterations):
+                    opt.zero_grad()
+                    meta_error = 0.0
+                    for task in range(meta_batch_size):  # the tasks of one step
+                        error = adapt(maml.clone(), tasksets.train.sample())
+                        error.backward()
+                        meta_error += error.item()  # expect: TL201
+                    opt.step()
+                    print(iteration, meta_error / meta_batch_size)
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Resizer(nn.Module):
+                def forward(self, x, mask):
+                    empty = mask.flatten(1).sum(dim=1) == 0
+                    if empty.any():  # expect: TL201
+                        bad = torch.where(empty)[0].tolist()  # builds the error: a rare path
+                        raise RuntimeError(f"fully padded masks: {bad}")
+                    return self.resize(x, mask)
+        """),
         Invalid("""
             import math
             import torch
@@ -1020,13 +1078,16 @@ class HostSyncInHotPath(Rule):
 
     def _unknown_reduction(self, node: cst.BaseExpression, reductions: Tuple[str, ...] = ("any", "all")) -> bool:
         """``x.any()`` / ``x.all()`` of a value whose kind the inference cannot tell, also
-        compared (``x.sum() == 0``, ``x.max() > limit``: the reductions of arrays)."""
+        compared (``x.sum() == 0``, ``x.max() > limit``: the reductions of arrays), also through
+        the name holding it (``num_pos = pos.sum()`` ... ``if num_pos == 0``)."""
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
             return any(
                 self._unknown_reduction(side, _COMPARED_REDUCTIONS)
                 for side in (node.left, node.comparisons[0].comparator)
             )
-        method = method_call(node, *reductions)
+        if isinstance(node, cst.Name):
+            node = self.ctx.value_of(node.value)
+        method = method_call(node, *reductions) if node is not None else None
         return method is not None and not node.args and self.ctx.tensor_kind(method.value) is None
 
     def _holders(self) -> Tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
@@ -1046,27 +1107,15 @@ class HostSyncInHotPath(Rule):
             return any(
                 is_name(argument, stored)
                 for call in descendants(self.ctx.scope.function.node) if isinstance(call, cst.Call)
-                for argument in (self._wanted_on_host(call),) if argument is not None
+                for argument in host_arguments(self.ctx.qualname, call)
             )
         if not isinstance(holder, cst.Arg) or index < 1 or not isinstance(ancestors[index - 1], cst.Call):
             return False
-        return self._wanted_on_host(ancestors[index - 1]) is holder.value
-
-    def _wanted_on_host(self, call: cst.Call) -> Optional[cst.BaseExpression]:
-        """The argument ``call`` takes only in host memory, if it is such a call and passes it."""
-        wanted = _HOST_ARGUMENTS.get(self.ctx.qualname(call.func) or "")
-        if wanted is None:
-            return None
-        name, position = wanted
-        named = keyword(call, name)
-        if named is not None:
-            return named.value
-        args = positional(call)
-        return args[position].value if len(args) > position else None
+        return any(argument is holder.value for argument in host_arguments(self.ctx.qualname, ancestors[index - 1]))
 
     def _leaves_torch(self, node: cst.Call) -> bool:
         """Is ``node`` a conversion to numpy (``t.numpy()``, ``t.cpu().numpy()``,
-        ``t.cpu().detach().numpy()``, ``t.cpu().data.numpy()``), or a ``.cpu()`` copy stored for a
+        ``t.cpu().detach().numpy()``, ``t.cpu().data.numpy()``, ``t.cpu().permute(0, 2, 1).numpy()``), or a ``.cpu()`` copy stored for a
         library that takes host arrays only (``C = C.cpu()`` ... ``linear_sum_assignment(C[i])``):
         data handed to code outside torch, which needs it on the host?"""
         if method_call(node, "numpy") is not None:
@@ -1082,13 +1131,15 @@ class HostSyncInHotPath(Rule):
 
     def _through_conversions(self, node: cst.Call) -> Tuple[cst.CSTNode, int]:
         """The outermost of ``node``'s chain of conversions (``t.cpu().detach().long()``, also
-        through ``.data``), and the index among the ancestors of what holds it."""
+        through ``.data`` and indexing), and the index among the ancestors of what holds it."""
         ancestors = self.ctx.ancestors
         current, index = node, len(ancestors) - 1
         while index > 0:
             holder = ancestors[index]
-            if isinstance(holder, cst.Attribute) and holder.value is current and holder.attr.value == "data":
-                current, index = holder, index - 1
+            if isinstance(holder, cst.Attribute) and holder.value is current and holder.attr.value == "data" or (
+                isinstance(holder, cst.Subscript) and holder.value is current
+            ):
+                current, index = holder, index - 1  # `.data`, `[0]`: the same values
             elif self._method_of(current, index) in _CONVERSIONS:
                 current, index = ancestors[index - 1], index - 2
             else:
@@ -1118,8 +1169,13 @@ class HostSyncInHotPath(Rule):
     def _handed_outside_torch(self, node: cst.Call) -> bool:
         """Is ``node`` an argument of a call outside torch and outside this file (``scorer(hyp.cpu(),
         ref.cpu())``, ``np.array(x.cpu())``), or of a function of this file that hands it to a library
-        taking host arrays, or what a comprehension collects: host data for a consumer?"""
-        arg, call = self._holders()
+        taking host arrays, or what a comprehension collects: host data for a consumer? Also
+        through arithmetic (``np.sqrt(1.0 - alphas.cpu())``)."""
+        ancestors = self.ctx.ancestors
+        index = len(ancestors) - 1
+        while index > 0 and isinstance(ancestors[index], (cst.BinaryOperation, cst.UnaryOperation)):
+            node, index = ancestors[index], index - 1
+        arg, call = ancestors[index], ancestors[index - 1] if index > 0 else None
         if isinstance(arg, (cst.ListComp, cst.GeneratorExp)) and arg.elt is node:
             return True  # [w[b].cpu() for b in ...]: the batch split into host pieces for a consumer
         if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):

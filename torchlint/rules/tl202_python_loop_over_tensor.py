@@ -114,6 +114,31 @@ class PythonLoopOverTensor(Rule):
             import torch
             from torch import nn
 
+            class IntegrateAndFire(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, inputs, threshold):
+                    potential = torch.zeros_like(inputs[0])
+                    spikes = []
+                    for t in range(inputs.size(0)):  # a recurrence: the reset depends on the state
+                        potential = potential + inputs[t]
+                        spike = (potential >= threshold).float()
+                        potential = potential - spike * threshold
+                        spikes.append(spike)
+                    return torch.stack(spikes)
+
+            def discounted_loss(values, weights):
+                for i in range(values.size(0)):
+                    values[i] += values[i - 1] * weights[i]  # each element needs the previous one
+                return values.sum()
+
+            class Fusion(nn.Module):
+                def forward(self, x: torch.Tensor):
+                    return torch.cat([layer(xi) for layer, xi in zip(self.stages[0], x)], dim=1)  # one layer each
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
             class RPNHead(nn.Module):
                 def loss(self, cls_scores, anchors, gt_bboxes_list):
                     labels = []
@@ -1173,16 +1198,18 @@ def _recurrence(ctx, body: Sequence[cst.CSTNode], nodes: List[cst.CSTNode], targ
     A state fed back through a call (``h = self.cell(x[:, t], h)``, also a state held in a
     list: ``h[0], c[0] = cell(x[:, t], (h[0], c[0]))``), a state computed from its own old
     value (``h = f[t] * h + x[t]``, or through other names: ``h_t = x[t] + f[t] * prev`` ...
-    ``prev = h_t``), or a neighbour read of what the loop writes (``y[:, t] = a * y[:, t - 1] +
-    x[:, t]``; a slice ``x[t:t + 1]`` is no neighbour). Running sums (``total += ...``,
-    ``total = total + ...``) do not count."""
+    ``prev = h_t``; also a sum whose change depends on the state: ``v = v + x[t]`` ... ``spike =
+    (v >= 1.0).float()`` ... ``v = v - spike``), or a neighbour read of what the loop writes
+    (``y[:, t] = a * y[:, t - 1] + x[:, t]``, ``y[t] += y[t - 1] * w[t]``; a slice ``x[t:t + 1]``
+    is no neighbour). Running sums (``total += ...``, ``total = total + ...``) do not count."""
     assigned = set()  # names the body rebinds that already held a value before the loop
     written = set()  # names the body writes items of (``y[:, t] = ...``)
     for node in nodes:
         if isinstance(node, cst.AssignTarget):
             assigned.update(name for name in _state_names(node.target) if ctx.bound(name))
-            if isinstance(node.target, cst.Subscript) and isinstance(node.target.value, cst.Name):
-                written.add(node.target.value.value)
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign)) and isinstance(node.target, cst.Subscript) \
+                and isinstance(node.target.value, cst.Name):
+            written.add(node.target.value.value)  # `y[t] = ...`, `y[t] += y[t - 1] * w[t]`
     if _carried(body, assigned):
         return True
     for node in nodes:
@@ -1303,7 +1330,11 @@ def _carried(body: Sequence[cst.CSTNode], states: Set[str]) -> bool:
         read = set(_names(node.value))
         origin = set().union(*(sources.get(name, {name}) for name in read))
         for name in _assigned_names(node):
-            if name in states and name in origin and (name not in read or _fed_back(node.value, name)):
+            # `v = v - spike` after `spike = (v >= threshold).float()`: the change depends on the state
+            changed_by_state = any(name in sources.get(other, ()) for other in read if other != name)
+            if name in states and name in origin and (
+                name not in read or _fed_back(node.value, name) or changed_by_state
+            ):
                 return True
             sources[name] = origin
     return False
@@ -1338,8 +1369,10 @@ def _fed_back(value: cst.BaseExpression, name: str) -> bool:
 
 
 def _submodules(ctx, node: cst.BaseExpression) -> bool:
-    """Is ``node`` an attribute of ``self`` that is not a tensor (``self.experts``): a
-    ModuleList or list of blocks, walked one module per step?"""
+    """Is ``node`` an attribute of ``self`` that is not a tensor (``self.experts``, also an item of
+    one: ``self.stages[0]``): a ModuleList or list of blocks, walked one module per step?"""
+    while isinstance(node, cst.Subscript):
+        node = node.value
     return (
         isinstance(node, cst.Attribute) and dotted_name(node.value) == "self"
         and ctx.tensor_kind(node) not in (TENSOR, HOST)

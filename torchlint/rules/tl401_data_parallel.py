@@ -8,6 +8,7 @@ import libcst as cst
 
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name
+from torchlint.walker import descendants
 
 
 _DATA_PARALLEL = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.data_parallel"})
@@ -25,7 +26,8 @@ class DataParallel(Rule):
     what = (
         "Finds calls of `torch.nn.DataParallel(...)` (any import path or alias, including "
         "`torch.nn.parallel.DataParallel`) and of the functional `torch.nn.parallel.data_parallel"
-        "(...)`. References that only test for it (`isinstance(model, nn.DataParallel)`, a tuple of "
+        "(...)`. A wrapper built only to load a checkpoint saved from one and unwrapped again in the "
+        "same function (`model = nn.DataParallel(model)` ... `model = model.module`) is not reported. References that only test for it (`isinstance(model, nn.DataParallel)`, a tuple of "
         "wrapper types, the definition of a subclass) are not reported; calls of a subclass the file "
         "defines, or another module of the project does (`class DataParallelWithAttributes(nn."
         "DataParallel)`), are."
@@ -86,6 +88,17 @@ class DataParallel(Rule):
             from mylib import DataParallel
             model = DataParallel(model)
         """),
+        Valid("""
+            import torch
+            from torch import nn
+
+            class Classifier(nn.Module):
+                def __init__(self, backbone, weights):
+                    super().__init__()
+                    self.model = nn.DataParallel(backbone)  # the checkpoint was saved from a wrapper
+                    self.model.load_state_dict(torch.load(weights, map_location="cpu"))
+                    self.model = self.model.module
+        """),
     )
     invalid = (
         Invalid("""
@@ -95,6 +108,17 @@ class DataParallel(Rule):
         Invalid("""
             import torch
             model = torch.nn.DataParallel(model, device_ids=[0, 1])  # expect: TL401
+        """),
+        Invalid("""
+            from torch import nn
+
+            def build(backbone):
+                model = nn.DataParallel(backbone).cuda()  # expect: TL401
+                return model
+
+            def export(model):
+                model = model.module  # unwrapped for saving only: the training ran replicas
+                return model.state_dict()
         """),
         Invalid("""
             from torch.nn.parallel import DataParallel as DP
@@ -126,7 +150,23 @@ class DataParallel(Rule):
         if self.ctx.qualname(node.func) in _DATA_PARALLEL or (
             isinstance(node.func, cst.Name) and node.func.value in self._own_subclasses()
         ) or self._subclass_elsewhere(node.func):
-            self.report(node)
+            if not self._unwrapped(node):
+                self.report(node)
+
+    def _unwrapped(self, call: cst.Call) -> bool:
+        """Is the wrapper only there to load a checkpoint saved from one: ``model =
+        nn.DataParallel(model)``, ``model.load_state_dict(...)``, then ``model = model.module``
+        in the same function? The replicas never run."""
+        parent = self.ctx.parent
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1 and parent.value is call):
+            return False
+        wrapper = dotted_name(parent.targets[0].target)
+        return wrapper is not None and any(
+            isinstance(node, cst.Assign) and isinstance(node.value, cst.Attribute)
+            and node.value.attr.value == "module" and dotted_name(node.value.value) == wrapper
+            and any(dotted_name(target.target) == wrapper for target in node.targets)
+            for node in descendants(self.ctx.scope.function.node or self.ctx.module)
+        )
 
     def leave_Module(self, node: cst.Module) -> None:
         for name in self._own_subclasses():  # for the files that import it

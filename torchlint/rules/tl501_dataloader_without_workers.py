@@ -32,7 +32,8 @@ class DataloaderWithoutWorkers(Rule):
         "package) counts unless its `__init__` fixes the workers (takes neither `num_workers` nor "
         "`**kwargs`). A dataset in memory (a list, `range`, `TensorDataset`, PyG's in-memory datasets (`TUDataset`, `Planetoid`), a class whose "
         "`__getitem__` only indexes what `__init__` stored, also one that a function or method of the "
-        "file builds and returns, and the parts `Subset` or `random_split` take of one) or an `IterableDataset` is not reported: workers cannot help it."
+        "file builds and returns, and the parts `Subset` or `random_split` take of one; a dataset built from a tensor "
+        "already moved to the device, `to_dataset(x.to(device))`) or an `IterableDataset` is not reported: workers cannot help it."
     )
     why = (
         "With no workers, every batch is read, decoded and augmented in the training process, "
@@ -66,6 +67,15 @@ class DataloaderWithoutWorkers(Rule):
         "`next(iter(loader))`), as demos that show a few samples do."
     )
     valid = (
+        Valid("""
+            from torch.utils.data import DataLoader
+
+            def fit(self, train_data):
+                train_data = self.processor.process_data(train_data).to(self.device)
+                loader = DataLoader(self.processor.to_dataset(train_data), batch_size=100, shuffle=True)
+                for batch in loader:  # slices of a device tensor: nothing to load
+                    self.step(batch)
+        """),
         Valid("""
             from torch_geometric.datasets import TUDataset
             from torch_geometric.loader import DataLoader

@@ -60,8 +60,11 @@ def _passes_on(node: cst.CSTNode, name: Optional[str], value: Optional[cst.BaseE
     return False
 
 
-def _true(node: Optional[cst.BaseExpression]) -> bool:
-    return node is not None and literal_value(node) is True
+def _blocking(move: cst.Call) -> bool:
+    """A move without ``non_blocking``, or with a literally false one (``non_blocking=not
+    args.no_pin``, the loader's own pinning flag, is trusted)."""
+    given = keyword(move, "non_blocking")
+    return given is None or literal_value(given.value) in (False, None, 0)
 
 
 def _pinned(pin: Optional[cst.BaseExpression]) -> bool:
@@ -110,7 +113,7 @@ class DataloaderNotPinned(Rule):
         "`x, y = next(it)`, or `batch = next(it)` ... `batch[0].to(device)`), from a generator of the file that cycles it (`next(self.dl).to(device)` after "
         "`self.dl = cycle(dl)`), or handed to Lightning's `trainer.fit(model, loader)`, which moves "
         "every batch itself; and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
-        "not literally false), such a move without `non_blocking=True`. The loop may be in another "
+        "not literally false), such a move without `non_blocking` (or with a literally false one). The loop may be in another "
         "function of the same file: a loader built at module level, in `main()` and passed to "
         "`train(loader)`, kept on `self`, held in a dict, list or tuple (`loaders[phase]`), or "
         "returned by a helper is followed to the loops that iterate "
@@ -174,6 +177,15 @@ class DataloaderNotPinned(Rule):
         "workers (which would pin in the training process itself) is not asked to pin."
     )
     valid = (
+        Valid("""
+            from torch.utils.data import DataLoader
+
+            def train(args, ds, model, device):
+                loader = DataLoader(ds, batch_size=64, num_workers=8, pin_memory=not args.no_pin)
+                for image, target in loader:
+                    image = image.to(device, non_blocking=not args.no_pin)  # async whenever pinned
+                    model(image).sum().backward()
+        """),
         Valid("""
             import torch
             from torch.utils.data import DataLoader
@@ -1208,8 +1220,7 @@ class DataloaderNotPinned(Rule):
         """Unpinned: one fix pins the loader and makes every move of its batches non-blocking.
         Pinned: each blocking move is reported on its own."""
         module = self.ctx.module
-        blocking = [(move, indentation) for move, indentation in moves
-                    if not _true(getattr(keyword(move, "non_blocking"), "value", None))]
+        blocking = [(move, indentation) for move, indentation in moves if _blocking(move)]
         if facts.pin is None and facts.workers:
             fixed = with_keyword(loader, "pin_memory", cst.Name("True"))
             replacements = [Replacement(loader, code_in_block(module, fixed, facts.indentation))]
@@ -1222,7 +1233,7 @@ class DataloaderNotPinned(Rule):
     def _check_blocking(self, moves: List[Tuple[cst.Call, Tuple[str, ...]]]) -> None:
         """Report each move of a pinned loader's batches without ``non_blocking=True``."""
         for move, indentation in moves:
-            if not _true(getattr(keyword(move, "non_blocking"), "value", None)):
+            if _blocking(move):
                 fix = (self._non_blocking(move, indentation),) if keyword(move, "non_blocking") is None else ()
                 self.report(move, self.non_blocking_message, fix)
 
