@@ -184,6 +184,13 @@ class FileContext:
         unpacked = self._here.unpacked.get(name)
         return unpacked[0] if unpacked is not None else None
 
+    def unpacked_together(self, name: str) -> List[str]:
+        """The other names unpacked from the same value as ``name`` (``error`` for ``accuracy`` in
+        ``error, accuracy = adapt(...)``)."""
+        unpacked = self._here.unpacked
+        source = unpacked.get(name)
+        return [other for other, (value, _) in unpacked.items() if source and value is source[0] and other != name]
+
     def unpacked_at(self, name: str) -> Optional[Tuple[cst.BaseExpression, int]]:
         """``unpacked_from`` and the position ``name`` took (1 for ``dataset`` above)."""
         return self._here.unpacked.get(name)
@@ -412,8 +419,11 @@ class FileContext:
         if isinstance(node, cst.IfExp):
             return self.surely_tensor(node.body, depth) and self.surely_tensor(node.orelse, depth)
         if isinstance(node, cst.Call):
-            if (self.qualname(node.func) or "").startswith("torch."):
+            qualname = self.qualname(node.func) or ""
+            if qualname.startswith("torch."):
                 return True
+            if qualname == "builtins.sum":
+                return self.surely_tensor(node.args[0].value, depth)  # sum(mask): a tensor's rows added
             if isinstance(node.func, cst.Attribute):
                 owner = node.func.value
                 if isinstance(owner, cst.Name) and owner.value == "self":

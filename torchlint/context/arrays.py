@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, replace
-from typing import Callable, Dict, Iterator, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -308,8 +308,8 @@ def _returned_layout(
     for returned in _returned_values(function, position):
         ends_at = []
 
-        def local(name: str, _before: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:
-            value = values.get(name)
+        def local(name: str, before: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:
+            value = _value_before(values.get(name, []), before)
             ends_at[:] = [name] if value is None else []
             return value
 
@@ -341,16 +341,25 @@ def _nothing(_name: str, _before: Optional[cst.CSTNode]) -> None:
     return None
 
 
-def _local_values(function: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
-    """The last expression assigned to each plain name in ``function``."""
-    values: Dict[str, cst.BaseExpression] = {}
+def _local_values(function: cst.FunctionDef) -> Dict[str, List[cst.BaseExpression]]:
+    """The expressions assigned to each plain name in ``function``, in order."""
+    values: Dict[str, List[cst.BaseExpression]] = {}
     for statement in simple_statements(function.body):
         for small in statement.body:
             if isinstance(small, cst.Assign) and len(small.targets) == 1:
                 target = small.targets[0].target
                 if isinstance(target, cst.Name):
-                    values[target.value] = small.value
+                    values.setdefault(target.value, []).append(small.value)
     return values
+
+
+def _value_before(values: List[cst.BaseExpression], before: Optional[cst.CSTNode]) -> Optional[cst.BaseExpression]:
+    """The value a name holds where ``before`` (one of its assigned ``values``, or None: after
+    them all) is evaluated: ``img`` in ``img = img.astype("float32") / 255`` is the one before."""
+    for index, value in enumerate(values):
+        if value is before:
+            return values[index - 1] if index else None
+    return values[-1] if values else None
 
 
 def _returned_values(function: cst.FunctionDef, position: Optional[int]) -> Iterator[cst.BaseExpression]:

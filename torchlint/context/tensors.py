@@ -232,6 +232,9 @@ class TensorInference:
         func = node.func
         qualname = self._qualname(func)
         if qualname is not None:
+            if qualname == "builtins.sum" and len(node.args) == 1:
+                inner = self.kind(node.args[0].value)  # sum(mask): adds the tensor's rows, a tensor
+                return inner if inner in (TENSOR, HOST) else NOT
             if qualname.startswith("builtins.") or host_library(qualname) or qualname.split(".", 1)[0] in _NUMBER_LIBRARIES:
                 return NOT  # np.random.rand(1).item() reads no tensor
             if qualname == "torch.device" and node.args and isinstance(node.args[0].value, cst.SimpleString):
@@ -368,7 +371,7 @@ NOT_TENSOR_ARGUMENTS = frozenset(
 TENSOR_ONLY_MEMBERS = frozenset(
     "shape size dim ndim dtype device view reshape permute transpose unsqueeze squeeze flatten "
     "contiguous float half long bool detach clone numel masked_fill sum mean to expand "
-    "new_zeros new_ones new_empty new_full new_tensor matmul norm softmax abs".split()
+    "new_zeros new_ones new_empty new_full new_tensor matmul norm softmax abs backward".split()
 )
 
 

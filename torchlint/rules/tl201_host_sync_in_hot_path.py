@@ -589,17 +589,25 @@ class HostSyncInHotPath(Rule):
             def meta_train(maml, opt, tasksets, iterations, meta_batch_size):
                 for iteration in range(iterations):
                     opt.zero_grad()
-                    meta_error = 0.0
+                    meta_error = meta_accuracy = 0.0
                     for task in range(meta_batch_size):  # the tasks of one step
-                        error = adapt(maml.clone(), tasksets.train.sample())
+                        error, accuracy = adapt(maml.clone(), tasksets.train.sample())
                         error.backward()
                         meta_error += error.item()  # expect: TL201
+                        meta_accuracy += accuracy.item()  # expect: TL201
                     opt.step()
                     print(iteration, meta_error / meta_batch_size)
         """),
         Invalid("""
             import torch
             from torch import nn
+
+            class Placeholders(nn.Module):
+                def forward(self, tokens, embedded):
+                    found = tokens == self.placeholder
+                    if sum(found.flatten()) > 0:  # expect: TL201
+                        embedded[found] = self.embedding
+                    return embedded
 
             class Resizer(nn.Module):
                 def forward(self, x, mask):
@@ -1198,8 +1206,9 @@ class HostSyncInHotPath(Rule):
 
     def _unpacked_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """Is ``node`` unpacked from what a call on tensors returned (``l1, mse = self.criterion(out,
-        y)`` ... ``l1.item()``), or an expression over such values and tensors? A submodule's tuple
-        may hold anything, but what has ``.item()`` called on it is a tensor."""
+        y)`` ... ``l1.item()``), or beside a tensor (``error, accuracy = adapt(...)`` ...
+        ``error.backward()``), or an expression over such values and tensors? A tuple may hold
+        anything, but what has ``.item()`` called on it next to a tensor is a tensor."""
         if depth > 3:
             return False
         if depth and self.ctx.tensor_kind(node) == TENSOR:
@@ -1210,7 +1219,9 @@ class HostSyncInHotPath(Rule):
             return False
         call = self.ctx.unpacked_from(node.value)
         if call is not None:
-            return self.ctx.tensor_kind(call) == TENSOR
+            return self.ctx.tensor_kind(call) == TENSOR or any(
+                self.ctx.used_as_tensor(other) for other in self.ctx.unpacked_together(node.value)
+            )
         value = self.ctx.value_of(node.value)
         return value is not None and self._unpacked_tensor(value, depth + 1)
 

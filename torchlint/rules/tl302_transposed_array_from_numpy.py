@@ -232,6 +232,29 @@ class TransposedArrayFromNumpy(Rule):
             import numpy as np
             import torch
 
+            def norm_img(img):
+                img = np.transpose(img, (2, 0, 1))
+                img = img.astype("float32") / 255  # rebound: still the transposed layout
+                return img
+
+            def prepare(image, device):
+                return torch.from_numpy(norm_img(image)).unsqueeze(0).to(device)  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import torch
+
+            def norm_img(img):
+                img = np.transpose(img, (2, 0, 1))
+                img = img.astype("float32") / 255  # rebound: still the transposed layout
+                return img
+
+            def prepare(image, device):
+                return torch.from_numpy(np.ascontiguousarray(norm_img(image))).unsqueeze(0).to(device)
+        """),
+        Invalid("""
+            import numpy as np
+            import torch
+
             def normalize(img, mean, std):
                 x = np.float32(img.transpose(2, 0, 1))
                 x /= 255.0  # in place: the same array
