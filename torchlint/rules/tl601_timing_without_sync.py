@@ -26,6 +26,7 @@ _TIMERS = frozenset(
 
 _TIMER = "@timer"  # the key a module's timing context manager (function or class) is offered by
 _TIMER_METHOD = "@timer_method."  # the key, with the method's name, a timing context-manager method is offered by
+_BATCH_END = re.compile(r"^on_(\w+_)?batch_end$")  # a callback's hook after each batch: `on_train_batch_end`
 _LEAVES_STEP = "@leaves_step."  # the key, with a method's name, a method that steps without waiting is offered by
 _STOPWATCH = "@stopwatch"  # the key a stopwatch class is offered by: "its start methods|its stop methods"
 # What a file storing a clock reading on `self` shows (`self.start = time.time()`): only then are
@@ -106,7 +107,10 @@ class TimingWithoutSync(Rule):
         "project defines so (`trainer.update(batch)`, whose module then stands for the CUDA use). So are stopwatch classes (`tic()` stores "
         "`self.start = time.time()`, `toc()` returns `time.time() - self.start`; also one whose "
         "`__init__` starts it): `timer.toc()` after unwaited work since `timer.tic()` is reported (unless `toc()` "
-        "synchronises), for a timer held in a name, a `self` attribute or a dict of timers (`_t[\"im_detect\"].toc()`)."
+        "synchronises), for a timer held in a name, a `self` attribute or a dict of timers (`_t[\"im_detect\"].toc()`). "
+        "A callback that stores `self.start = time.time()` in `on_train_batch_start` and reads `time.time() - "
+        "self.start` in `on_train_batch_end` times the step the framework runs between the hooks: reported unless "
+        "the end hook waits for the device (in files that use CUDA or Lightning)."
     )
     why = (
         "CUDA calls return as soon as the kernel is queued; the GPU runs it later. A timer around"
@@ -146,6 +150,20 @@ class TimingWithoutSync(Rule):
         "so the GPU is not stalled) depends on what is being measured."
     )
     valid = (
+        Valid("""
+            import time
+            import torch
+            import lightning.pytorch as pl
+
+            class BatchTimer(pl.Callback):
+                def on_train_batch_start(self, trainer, module, batch, batch_idx):
+                    torch.cuda.synchronize()
+                    self.start = time.time()
+
+                def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+                    torch.cuda.synchronize()  # the step queued between the hooks has run
+                    self.total += time.time() - self.start
+        """),
         Valid("""
             import time
 
@@ -346,6 +364,17 @@ class TimingWithoutSync(Rule):
     )
     invalid = (
         Invalid("""
+            import time
+            import lightning.pytorch as pl
+
+            class BatchTimer(pl.Callback):
+                def on_train_batch_start(self, trainer, module, batch, batch_idx):
+                    self.start = time.time()
+
+                def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+                    self.total += time.time() - self.start  # expect: TL601
+        """),
+        Invalid("""
             import time, torch
             model.cuda()
             for images in loader:
@@ -532,6 +561,9 @@ class TimingWithoutSync(Rule):
         if self.ctx.qualname(node.func) not in _TIMERS:
             self._stopwatch_call(node)
             return
+        if self._batch_hook_interval(node):
+            self.report(node)
+            return
         regions = self._regions.setdefault(self.ctx.scope.function, {})
         parent = self.ctx.parent
         region: Optional[_Region] = None
@@ -553,6 +585,28 @@ class TimingWithoutSync(Rule):
         if stored is not None:
             regions.pop(stored, None)
             regions[stored] = _Region(scope=self.ctx.scope)
+
+    def _batch_hook_interval(self, node: cst.Call) -> bool:
+        """``time.time() - self.start`` in a callback's ``on_train_batch_end`` that waits for
+        nothing, where its ``on_train_batch_start`` stores ``self.start = time.time()``: the
+        interval spans the step the framework queues on the device between the two hooks."""
+        function = self.ctx.scope.function
+        hook = _BATCH_END.match(function.name) if function.kind == "function" else None
+        cls = function.enclosing_class
+        parent = self.ctx.parent
+        if hook is None or cls is None or not (
+            isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Subtract)
+            and parent.left is node and (dotted_name(parent.right) or "").startswith("self.")
+        ) or not (self.ctx.uses_cuda or "lightning" in self.ctx.text):
+            return False
+        started, phase = dotted_name(parent.right), hook.group(1) or ""
+        starts = (method_def(cls.node, f"on_{phase}batch_{word}") for word in ("start", "begin"))
+        return any(
+            isinstance(stamp, cst.Assign) and isinstance(stamp.value, cst.Call)
+            and self.ctx.qualname(stamp.value.func) in _TIMERS
+            and any(dotted_name(target.target) == started for target in stamp.targets)
+            for start in starts if start is not None for stamp in descendants(start)
+        ) and not any(isinstance(call, cst.Call) and self._syncs(call) for call in descendants(function.node))
 
     def _stopwatch_call(self, node: cst.Call) -> None:
         """``timer.tic()`` ... ``timer.toc()`` of a stopwatch class of the project (one method
