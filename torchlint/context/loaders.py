@@ -243,8 +243,6 @@ class LoaderSources:
             if not ctx.bound(node.value):
                 return ("global", node.value) if function.kind == "function" else None
             value = ctx.value_of(node.value, before=assigned) or ctx.unpacked_from(node.value)
-            if is_name(value, "None"):  # `loader = None` in the branch without one: the other branch's
-                value = ctx.value_on_another_path(node.value, assigned) or value
             if value is not None:  # also `loader, dataset = create_dataloader(...)`
                 return self.ref(value, value, depth + 1) if depth < _MAX_DEPTH else None
             return ("param", function, node.value) if is_parameter(function, node.value) else None
