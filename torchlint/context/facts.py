@@ -515,18 +515,42 @@ def _export_check(test: cst.BaseExpression) -> Optional[str]:
 
 def once_only_branch(test: cst.BaseExpression, body: cst.BaseSuite) -> bool:
     """Does ``if test: body`` run once: the body sets a flag the test reads (``if not
-    self._checked: self._checked = True``), or fills the attribute the test finds unset (``if
-    self.running_hyps is None: self.running_hyps = ...``)?"""
+    self._checked: self._checked = True``), fills the attribute the test finds unset (``if
+    self.running_hyps is None: self.running_hyps = ...``), or records the key the test finds
+    missing (``if "checked" not in log: ... log["checked"] = True``)?"""
     tested = {dotted_name(node) for node in descendants(test) if isinstance(node, cst.Attribute)}
-    unset = _unset_attribute(test)
+    unset = _unset_attribute(test) or _missing_key(test)
     for small in _direct_statements(body):
         if not isinstance(small, cst.Assign):
             continue
         flag = is_name(small.value, "True") or is_name(small.value, "False")
-        assigned = {dotted_name(target.target) for target in small.targets}
+        assigned = {_stored(target.target) for target in small.targets}
         if (unset is not None and unset in assigned) or (flag and not assigned.isdisjoint(tested)):
             return True
     return False
+
+
+def _stored(target: cst.BaseExpression) -> Optional[str]:
+    """``self.x`` for ``self.x = ...``; ``log["k"]`` for ``log["k"] = ...``."""
+    if isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+        key, owner = target.slice[0].slice.value, dotted_name(target.value)
+        return f"{owner}[{key.value}]" if isinstance(key, cst.SimpleString) and owner else None
+    return dotted_name(target)
+
+
+def _missing_key(test: cst.BaseExpression) -> Optional[str]:
+    """``log["k"]`` for ``"k" not in log`` or ``not "k" in log``."""
+    negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+    test = test.expression if negated else test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    operator = test.comparisons[0].operator
+    owner = dotted_name(test.comparisons[0].comparator)
+    if not (isinstance(test.left, cst.SimpleString) and owner) or not (
+        isinstance(operator, cst.NotIn) or negated and isinstance(operator, cst.In)
+    ):
+        return None
+    return f"{owner}[{test.left.value}]"
 
 
 def _unset_attribute(test: cst.BaseExpression) -> Optional[str]:

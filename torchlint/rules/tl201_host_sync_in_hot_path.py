@@ -131,6 +131,20 @@ class HostSyncInHotPath(Rule):
     )
     valid = (
         Valid("""
+            import torch
+            from torch import nn
+
+            checks = {}
+
+            class Classifier(nn.Module):
+                def forward(self, x):
+                    if "range" not in checks:  # only the first call: it records the key
+                        if x.min() < -1025 or x.max() > 1025:
+                            print("input does not look normalised")
+                        checks["range"] = True
+                    return self.net(x)
+        """),
+        Valid("""
             import numpy as np
             import torch
             from torch import nn
