@@ -17,11 +17,14 @@ from torchlint.context.loaders import (
 from torchlint.context.scopes import Scope, callee, in_loop
 from torchlint.rewrite import Replacement, code_in_block, with_keyword
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, keyword, literal_value, positional, target_names
+from torchlint.syntax import (
+    COMPREHENSIONS, dotted_name, is_name, keyword, literal_value, method_call, positional, target_names,
+)
 from torchlint.walker import descendants
 
 
 _MOVES_METHOD = "@moves_batch."  # the key, with a method's name and parameter, a method that moves a batch is offered by
+_CASTS = ("float", "double", "half", "long", "int", "bool", "contiguous")  # copies of a batch on the host
 _READ_HERE = frozenset({"list", "tuple", "next", "iter", "first", "len", "enumerate", "tqdm", "zip", "isinstance"})
 
 
@@ -287,6 +290,27 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def represent(self, net, X):
+                with torch.no_grad():
+                    loader = DataLoader(X, batch_size=self.batch_size, pin_memory=True)
+                    for batch_x in loader:
+                        batch_x = batch_x.float().to(self.device)  # expect: TL503
+                        self.out.append(net(batch_x))
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def represent(self, net, X):
+                with torch.no_grad():
+                    loader = DataLoader(X, batch_size=self.batch_size, pin_memory=True)
+                    for batch_x in loader:
+                        batch_x = batch_x.float().to(self.device, non_blocking=True)
+                        self.out.append(net(batch_x))
+        """),
         Invalid("""
             from torch.utils.data import DataLoader
 
@@ -1063,10 +1087,11 @@ class DataloaderNotPinned(Rule):
     def _moved_batch(self, owner: cst.BaseExpression, depth: int = 0) -> Optional[str]:
         """The loop's batch name that ``owner.to(...)`` moves: ``x``, ``batch["image"]``, a part
         of it (``x, y = batch``), or an element of a batch walked in a comprehension (``{k:
-        v.to(d) for k, v in batch.items()}``); through ``Variable(x)``, which is ``x``."""
+        v.to(d) for k, v in batch.items()}``); through ``Variable(x)``, which is ``x``, and casts
+        (``x.float().to(device)``: a copy of the batch, moved as blocking as the batch itself)."""
         owner = variable_of(self.ctx, owner) or owner
-        while isinstance(owner, cst.Subscript):
-            owner = owner.value
+        while isinstance(owner, cst.Subscript) or method_call(owner, *_CASTS) is not None and not owner.args:
+            owner = owner.value if isinstance(owner, cst.Subscript) else owner.func.value
         if not isinstance(owner, cst.Name):
             return None
         whole = self.ctx.unpacked_from(owner.value)
