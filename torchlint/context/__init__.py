@@ -34,6 +34,7 @@ from torchlint.context.tensors import (
 )
 from torchlint.project import Elsewhere, ProjectFacts
 from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, positional
+from torchlint.walker import descendants
 
 if TYPE_CHECKING:
     from torchlint.rules.base import Finding
@@ -800,7 +801,7 @@ class FileContext:
         scope = Scope("function", name, owner, node)
         scope.hot_reason, scope.hot_kind = function_hotness(
             name, cls.name if cls else None, self._hot_functions, cls.bases if cls else (),
-            wraps_forward=name == "__call__" and cls is not None and _wraps_forward(cls),
+            module_call=name == "__call__" and cls is not None and _runs_per_call(cls),
         )
         if scope.hot_reason and scope.hot_reason.startswith("loss function") and evaluates_dataset(node, self.qualname):
             scope.hot_reason, scope.hot_kind, scope.cold = None, None, True  # `def epoch_loss(model, loader)`
@@ -1132,10 +1133,19 @@ def _less_a_number(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-def _wraps_forward(cls: Scope) -> bool:
-    """Is ``cls`` a module (``class S(nn.Module)``) that defines ``forward``, so that its own
-    ``__call__`` runs on every call of the model?"""
-    return based_on(cls.bases, "Module") and method_def(cls.node, "forward") is not None
+def _runs_per_call(cls: Scope) -> bool:
+    """Is ``cls`` a module (``class S(nn.Module)``) whose own ``__call__`` runs on every call of
+    it in the model: around its ``forward``, or in its place (a ``__call__`` that does not hand
+    over to ``super().__call__``)? A base class whose ``__call__`` only converts inputs for its
+    subclasses' ``forward`` is neither."""
+    if not based_on(cls.bases, "Module"):
+        return False
+    call = method_def(cls.node, "__call__")
+    return method_def(cls.node, "forward") is not None or call is not None and not any(
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "__call__"
+        and isinstance(node.func.value, cst.Call) and is_name(node.func.value.func, "super")
+        for node in descendants(call)
+    )
 
 
 def _held_call(func: cst.BaseExpression) -> Optional[Tuple[str, str]]:

@@ -118,6 +118,8 @@ class DatasetFacts:
     def _needs_no_workers(self, dataset: Optional[cst.BaseExpression], qualname: Callable, depth: int) -> bool:
         if isinstance(dataset, (cst.List, cst.Tuple, cst.ListComp)):
             return True
+        if depth == 0 and isinstance(dataset, cst.Name) and self._ctx.used_as_tensor(dataset.value):
+            return True  # DataLoader(x, batch_size=n) of a tensor: batches are slices of it
         if not isinstance(dataset, cst.Call):
             return False
         name = qualname(dataset.func) or ""

@@ -154,6 +154,8 @@ def device_move(ctx, call: cst.Call) -> Optional[Move]:
         if len(call.args) != 1 or len(args) != 1:
             return None
         other = args[0].value
+        if ctx.tensor_kind(other) == HOST:
+            return None  # x.type_as(host_tensor): a dtype cast, on the host
         # Folding names `other` twice: only for a plain name, which is cheap and stable to re-read.
         return Move(attribute(other, "device"), attribute(other, "dtype"), dotted_name(other) is not None)
     if method.attr.value == "cuda":

@@ -153,18 +153,18 @@ def based_on(bases: Tuple[str, ...], name: str) -> bool:
 
 def function_hotness(
     name: str, class_name: Optional[str], extra: FrozenSet[str], bases: Tuple[str, ...] = (),
-    wraps_forward: bool = False,
+    module_call: bool = False,
 ) -> Tuple[Optional[str], Optional[str]]:
-    """(reason, kind) for a function that runs once per step, else (None, None). ``wraps_forward``:
-    the function is the ``__call__`` of a module that defines ``forward``."""
+    """(reason, kind) for a function that runs once per step, else (None, None). ``module_call``:
+    the function is the ``__call__`` of a module (``nn.Module`` subclass)."""
     if class_name is not None and name == "forward":
         if any(base.rsplit(".", 1)[-1].endswith("Transform") for base in bases):
             return None, None  # a data transform (PyG's BaseTransform): preprocessing, not the model
         return f"{class_name}.forward", MODEL
     if class_name is not None and name == "__call__" and (
-        wraps_forward or any(_LOSS_CLASS.search(n) for n in (class_name, *bases))
+        module_call or any(_LOSS_CLASS.search(n) for n in (class_name, *bases))
     ):
-        return f"{class_name}.__call__", MODEL  # a module's `__call__` wrapping its forward, or a loss's
+        return f"{class_name}.__call__", MODEL  # a module's `__call__` (around or instead of forward), or a loss's
     if class_name is not None and name == "backward" and based_on(bases, "Function"):
         return f"{class_name}.backward", MODEL  # an autograd Function's backward runs in every backward pass
     if name in STEP_METHODS or name in extra or class_name is not None and name in BATCH_HOOKS:

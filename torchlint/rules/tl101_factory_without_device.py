@@ -204,6 +204,17 @@ class FactoryWithoutDevice(Rule):
             import torch
             from torch import nn
 
+            class DenseNN(nn.Module):
+                def __init__(self, param_dims):
+                    super().__init__()
+                    ends = torch.cumsum(torch.tensor(param_dims), dim=0)
+                    starts = torch.cat((torch.zeros(1).type_as(ends), ends[:-1]))  # a cast to a host tensor's dtype
+                    self.slices = [slice(s.item(), e.item()) for s, e in zip(starts, ends)]
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
             class Embed(nn.Module):
                 def __init__(self, table):
                     super().__init__()

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.context.factories import DATA_FACTORIES, LEGACY_CONSTRUCTORS, constant_data, data_argument, factory_name
 from torchlint.context.scopes import in_model_code
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name, literal_value
+from torchlint.syntax import assigned_name, literal_value, method_call
 
 
 class ConstantTensorInHotPath(Rule):
@@ -18,7 +18,7 @@ class ConstantTensorInHotPath(Rule):
         "`self.register_buffer(...)`"
     )
     what = (
-        "Finds `torch.tensor(...)`, `torch.as_tensor(...)` and legacy constructors "
+        "Finds `torch.tensor(...)`, `torch.as_tensor(...)`, `x.new_tensor(...)` and legacy constructors "
         "(`torch.FloatTensor(...)`) whose data is a literal list or tuple of numbers (nested lists "
         "allowed, e.g. `[0.485, 0.456, 0.406]`; named constants and arithmetic of numbers count: `[2 * np.pi]`), "
         "in `forward`, a loss, or a helper of those."
@@ -153,6 +153,13 @@ class ConstantTensorInHotPath(Rule):
     invalid = (
         Invalid("""
             import torch
+            class Folded(nn.Module):
+                def forward(self, value):
+                    signs = value.new_tensor([1.0, -1.0])  # expect: TL103
+                    return self.base.log_prob(value * signs[:, None]).logsumexp(0)
+        """),
+        Invalid("""
+            import torch
             class M(nn.Module):
                 def forward(self, x):
                     mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)  # expect: TL103
@@ -190,7 +197,9 @@ class ConstantTensorInHotPath(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         factory = factory_name(self.ctx.qualname(node.func))
-        if factory not in DATA_FACTORIES and factory not in LEGACY_CONSTRUCTORS:
+        if factory not in DATA_FACTORIES and factory not in LEGACY_CONSTRUCTORS and (
+            method_call(node, "new_tensor") is None  # x.new_tensor([1.0, -1.0]): on x's device, from literals
+        ):
             return
         data = data_argument(node)
         if (

@@ -678,6 +678,13 @@ class HostSyncInHotPath(Rule):
                         self.initialized.fill_(1)
                     return super().__call__(x)
 
+            class AblationLayer(nn.Module):
+                def __call__(self, x):  # instead of forward: runs on every call of the model
+                    output = x.clone()
+                    if torch.min(output) == 0:  # expect: TL201
+                        output = output + 1e-7
+                    return output
+
             class LogNormalCDF(torch.autograd.Function):
                 @staticmethod
                 def backward(ctx, grad_output):  # runs in every backward pass

@@ -574,6 +574,17 @@ class PythonLoopOverTensor(Rule):
             import torch
             from torch import nn
 
+            class AblationLayer(nn.Module):
+                def __call__(self, x):
+                    output = x.clone()
+                    for i in range(output.size(0)):  # expect: TL202
+                        output[i, self.indices[i], :] = 0  # an item of a list of indices, not a layer
+                    return output
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
             class Assigner:
                 def assign(self, cost, ks):
                     match = torch.zeros_like(cost)
@@ -1380,11 +1391,16 @@ def _submodules(ctx, node: cst.BaseExpression) -> bool:
 
 
 def _per_layer(ctx, nodes: List[cst.CSTNode], variable: str) -> bool:
-    """Does the body pick a submodule by the loop variable (``self.cls_branches[i]``, not a row
-    of a parameter or buffer: ``self.centers[labels[i]]``)? Then the loop walks layers (one
+    """Does the body pick a submodule by the loop variable and use it (``self.cls_branches[i](x)``,
+    ``self.blocks[i].attn``; not a row of a parameter or buffer: ``self.centers[labels[i]]``, nor
+    an item of a list of indices: ``out[i, self.indices[i]]``)? Then the loop walks layers (one
     module each), not the elements of a tensor."""
+    used = {
+        id(node.func if isinstance(node, cst.Call) else node.value)
+        for node in nodes if isinstance(node, (cst.Call, cst.Attribute))
+    }
     return any(
-        isinstance(node, cst.Subscript)
+        isinstance(node, cst.Subscript) and id(node) in used
         and isinstance(node.value, cst.Attribute)
         and dotted_name(node.value.value) == "self"
         and any(variable in set(_names(element)) for element in node.slice)

@@ -33,7 +33,7 @@ class DataloaderWithoutWorkers(Rule):
         "`**kwargs`). A dataset in memory (a list, `range`, `TensorDataset`, PyG's in-memory datasets (`TUDataset`, `Planetoid`), a class whose "
         "`__getitem__` only indexes what `__init__` stored, also one that a function or method of the "
         "file builds and returns, and the parts `Subset` or `random_split` take of one; a dataset built from a tensor "
-        "already moved to the device, `to_dataset(x.to(device))`) or an `IterableDataset` is not reported: workers cannot help it."
+        "already moved to the device, `to_dataset(x.to(device))`; a tensor itself, `DataLoader(x, batch_size=n)`) or an `IterableDataset` is not reported: workers cannot help it."
     )
     why = (
         "With no workers, every batch is read, decoded and augmented in the training process, "
@@ -67,6 +67,13 @@ class DataloaderWithoutWorkers(Rule):
         "`next(iter(loader))`), as demos that show a few samples do."
     )
     valid = (
+        Valid("""
+            from torch.utils.data import DataLoader
+
+            def predict(model, x, batch_size):
+                assert x.dim() == 2
+                return [model(rows) for rows in DataLoader(x, batch_size=batch_size)]  # slices of a tensor
+        """),
         Valid("""
             from torch.utils.data import DataLoader
 

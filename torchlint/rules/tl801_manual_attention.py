@@ -364,6 +364,26 @@ class ManualAttention(Rule):
     )
     invalid = (
         Invalid("""
+            import torch
+            from torch import nn
+
+            class Attention(nn.Module):
+                def __init__(self, dim, heads, dropout=0.0):
+                    super().__init__()
+                    self.scale = (dim // heads) ** -0.5
+                    self.attend = nn.Softmax(dim=-1)  # kept under any name
+                    self.window_attend = nn.Sequential(nn.Softmax(dim=-1), nn.Dropout(dropout))
+
+                def forward(self, q, k, v):
+                    dots = torch.matmul(q, k.transpose(-1, -2)) * self.scale
+                    attn = self.attend(dots)  # expect: TL801
+                    return torch.matmul(attn, v)
+
+                def windows(self, q, k, v):
+                    attn = self.window_attend(q @ k.transpose(-2, -1) * self.scale)  # expect: TL801
+                    return attn @ v
+        """),
+        Invalid("""
             from torch import nn
 
             class BottleneckAttn(nn.Module):
@@ -479,6 +499,7 @@ class ManualAttention(Rule):
         self._order = 0
         self._open: List[_Attention] = []
         self._ifs: List[Tuple[cst.If, int]] = []  # the enclosing `if` statements and their depths
+        self._softmax_modules: Optional[bool] = None  # does the file build `nn.Softmax` modules
 
     # ---- the softmax -------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -503,20 +524,20 @@ class ManualAttention(Rule):
         an ``nn.Softmax`` module called: ``self.softmax(scores)``, ``nn.Softmax(dim=-1)(scores)``)."""
         func = node.func
         called = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if "softmax" not in called.lower() and not isinstance(func, cst.Call):
+        held = isinstance(func, cst.Attribute) and dotted_name(func.value) == "self"
+        if "softmax" not in called.lower() and not isinstance(func, cst.Call) and not (held and self._holds_softmax()):
             return None
         args = positional(node)
         module = func if isinstance(func, cst.Call) else None
-        if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+        if held:  # self.softmax(scores), self.attend(scores) of `self.attend = nn.Softmax(dim=-1)`
             module = self.ctx.attribute_value(func.attr.value)
             if module is None:
                 return None
         name = self.ctx.qualname(func) if module is None else None
         dim = keyword(node, "dim")
         if module is not None:
-            if len(args) != 1 or not isinstance(module, cst.Call) or (
-                self.ctx.qualname(module.func) or dotted_name(module.func) or ""
-            ).rsplit(".", 1)[-1] != "Softmax":
+            module = self._softmax_module(module)
+            if len(args) != 1 or module is None:
                 return None
             dim = keyword(module, "dim")
             source, dim_value = args[0].value, dim.value if dim else next((a.value for a in positional(module)), None)
@@ -530,6 +551,22 @@ class ManualAttention(Rule):
             return None
         value = _int(dim_value)
         return None if value is None else (source, value)
+
+    def _holds_softmax(self) -> bool:
+        """Does the file build an ``nn.Softmax`` module (which may be kept under any name)?"""
+        if self._softmax_modules is None:
+            self._softmax_modules = "Softmax(" in self.ctx.text
+        return self._softmax_modules
+
+    def _softmax_module(self, module: cst.BaseExpression) -> Optional[cst.Call]:
+        """The ``nn.Softmax(...)`` call ``module`` is, or starts with (``nn.Sequential(nn.Softmax(dim=-1),
+        nn.Dropout(p))``: the weights' dropout, which the fused kernel also applies)."""
+        if not isinstance(module, cst.Call):
+            return None
+        name = (self.ctx.qualname(module.func) or dotted_name(module.func) or "").rsplit(".", 1)[-1]
+        if name == "Sequential" and module.args:
+            return self._softmax_module(module.args[0].value)
+        return module if name == "Softmax" else None
 
     def _fallback(self) -> bool:
         """In the branch that runs when the fused path does not, or after ``assert False``."""
