@@ -25,7 +25,7 @@ from torchlint.context.facts import (
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
 from torchlint.context.scopes import (
-    BATCH_HOOKS, MODEL, STEP, Scope, based_on, callee, function_hotness, is_training_step_call, loss_code,
+    BATCH_HOOKS, MODEL, STEP, Scope, based_on, callee, function_hotness, is_training_step_call, loss_class, loss_code,
     method_def, settle_helpers,
 )
 from torchlint.context.tensors import (
@@ -803,8 +803,13 @@ class FileContext:
             name, cls.name if cls else None, self._hot_functions, cls.bases if cls else (),
             module_call=name == "__call__" and cls is not None and _runs_per_call(cls),
         )
-        if scope.hot_reason and scope.hot_reason.startswith("loss function") and evaluates_dataset(node, self.qualname):
-            scope.hot_reason, scope.hot_kind, scope.cold = None, None, True  # `def epoch_loss(model, loader)`
+        if scope.hot_reason and scope.hot_reason.startswith("loss function"):
+            if evaluates_dataset(node, self.qualname):
+                scope.hot_reason, scope.hot_kind, scope.cold = None, None, True  # `def epoch_loss(model, loader)`
+            elif (cls is None or not loss_class(cls)) and any(
+                isinstance(call, cst.Call) and is_training_step_call(call.func) for call in descendants(node.body)
+            ):  # `loss_and_grads` of an inference algorithm: it back-propagates, a training step
+                scope.hot_reason, scope.hot_kind = f"training step {name}", STEP
         self._register(scope)
         self._scopes.append(scope)
         self._bindings[scope] = bindings = Bindings()

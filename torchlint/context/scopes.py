@@ -140,9 +140,12 @@ def loss_code(function: Scope) -> bool:
     """Is ``function`` a loss: named like one (``focal_loss``), or a method of a class named
     like one (``CtcCriterion.forward``, a subclass of ``_Loss``)?"""
     cls = function.enclosing_class
-    return bool(_LOSS_NAME.match(function.name)) or cls is not None and any(
-        _LOSS_CLASS.search(name) for name in (cls.name, *cls.bases)
-    )
+    return bool(_LOSS_NAME.match(function.name)) or cls is not None and loss_class(cls)
+
+
+def loss_class(cls: Scope) -> bool:
+    """Is ``cls`` named like a loss or criterion, or derived from one (``_Loss``, ``*Loss``)?"""
+    return any(_LOSS_CLASS.search(name) for name in (cls.name, *cls.bases))
 
 
 def based_on(bases: Tuple[str, ...], name: str) -> bool:

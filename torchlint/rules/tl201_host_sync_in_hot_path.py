@@ -131,6 +131,13 @@ class HostSyncInHotPath(Rule):
     )
     valid = (
         Valid("""
+            class TraceELBO:
+                def loss_and_grads(self, model, guide, batch):  # named like a loss, but takes the step
+                    loss, surrogate = self.particle_loss(model, guide, batch)
+                    surrogate.backward()
+                    return loss.item()  # once per step, like any logged loss
+        """),
+        Valid("""
             import torch
             from torch import nn
 
