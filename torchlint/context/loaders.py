@@ -130,8 +130,9 @@ def unwrap_iteration(ctx, iterable: cst.BaseExpression) -> Optional[cst.BaseExpr
 
 def returned_by_epoch_hook(ctx, node: cst.Call) -> bool:
     """Is ``node`` (a DataLoader call) returned by a ``train_dataloader``/``val_dataloader``
-    method (directly, or through the name it is assigned to), or by a method such a hook of
-    its class returns the result of? Lightning iterates it every epoch and moves its batches to
+    method (directly, or through the name it is assigned to), by a method bound to such a hook
+    (``self.val_dataloader = self._val_dataloader``), or by a method such a hook of its class
+    returns the result of? Lightning iterates it every epoch and moves its batches to
     the device. The hook's name is the evidence: its class often has its Lightning base in
     another file (pyannote's tasks)."""
     function = ctx.scope.function
@@ -140,7 +141,12 @@ def returned_by_epoch_hook(ctx, node: cst.Call) -> bool:
         isinstance(ctx.parent, cst.Return) or assigned_name(ctx.parent, node) in ctx.returned_names()
     ):
         return False
-    if function.name in EPOCH_HOOKS:
+    hooks = {f"self.{hook}" for hook in EPOCH_HOOKS}
+    if function.name in EPOCH_HOOKS or any(  # `self.val_dataloader = self._val_dataloader` in `__init__`
+        isinstance(node, cst.Assign) and dotted_name(node.value) == f"self.{function.name}"
+        and any(dotted_name(target.target) in hooks for target in node.targets)
+        for node in descendants(cls.node)
+    ):
         return True
     return any(  # train_dataloader(self): return self._dataloader_factory("train")
         isinstance(node, cst.Return) and isinstance(node.value, cst.Call)

@@ -235,6 +235,33 @@ class DataloaderWorkersNotPersistent(Rule):
     )
     invalid = (
         Invalid("""
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+
+            class DataModuleFromConfig(pl.LightningDataModule):
+                def __init__(self, batch_size, num_workers, validation=None):
+                    super().__init__()
+                    self.batch_size, self.num_workers = batch_size, num_workers
+                    if validation is not None:
+                        self.val_dataloader = self._val_dataloader  # the hook, bound in __init__
+
+                def _val_dataloader(self):
+                    return DataLoader(self.datasets["validation"], batch_size=self.batch_size, num_workers=self.num_workers)  # expect: TL502
+        """, fixed="""
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+
+            class DataModuleFromConfig(pl.LightningDataModule):
+                def __init__(self, batch_size, num_workers, validation=None):
+                    super().__init__()
+                    self.batch_size, self.num_workers = batch_size, num_workers
+                    if validation is not None:
+                        self.val_dataloader = self._val_dataloader  # the hook, bound in __init__
+
+                def _val_dataloader(self):
+                    return DataLoader(self.datasets["validation"], batch_size=self.batch_size, num_workers=self.num_workers, persistent_workers=self.num_workers > 0)
+        """),
+        Invalid("""
             from torch.utils.data import DataLoader
 
             def build_loaders(train_set, val_set):
