@@ -91,6 +91,13 @@ def _batch_of_element(ancestors, name: str) -> Optional[str]:
     return None
 
 
+def _add_move(moves: List[Tuple[cst.Call, Tuple[str, ...]]], move: Optional[cst.Call], indentation) -> None:
+    """Record a move of a loader's batches once (a helper's move is reached from every loop
+    that hands it a batch; two fixes of one call would overlap)."""
+    if move is not None and all(move is not known for known, _ in moves):
+        moves.append((move, indentation))
+
+
 class DataloaderNotPinned(Rule):
     code = "TL503"
     name = "dataloader-not-pinned"
@@ -290,6 +297,59 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def build_loader(args, dataset):
+                return (
+                    DataLoader(dataset, batch_size=args.batch_size, num_workers=args.num_workers),  # expect: TL503
+                    len(dataset),
+                )
+
+            def embed(model, batch, device):
+                return model(batch["input_ids"].to(device))  # reached from both loops: one fix
+
+            def evaluate(model, loader, device):
+                for index, batch in enumerate(loader):
+                    embed(model, batch, device)
+
+            def check(model, loader, device):
+                for batch in loader:
+                    ids = batch["input_ids"].to(device)
+                    embed(model, batch, device)
+
+            def main(args, model, dataset):
+                loader, size = build_loader(args, dataset)
+                check(model, loader, torch.device("cuda"))
+                evaluate(model, loader, torch.device("cuda"))
+        """, fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            def build_loader(args, dataset):
+                return (
+                    DataLoader(dataset, batch_size=args.batch_size, num_workers=args.num_workers, pin_memory=True),
+                    len(dataset),
+                )
+
+            def embed(model, batch, device):
+                return model(batch["input_ids"].to(device, non_blocking=True))  # reached from both loops: one fix
+
+            def evaluate(model, loader, device):
+                for index, batch in enumerate(loader):
+                    embed(model, batch, device)
+
+            def check(model, loader, device):
+                for batch in loader:
+                    ids = batch["input_ids"].to(device, non_blocking=True)
+                    embed(model, batch, device)
+
+            def main(args, model, dataset):
+                loader, size = build_loader(args, dataset)
+                check(model, loader, torch.device("cuda"))
+                evaluate(model, loader, torch.device("cuda"))
+        """),
         Invalid("""
             import torch
             from torch.utils.data import DataLoader
@@ -1118,9 +1178,7 @@ class DataloaderNotPinned(Rule):
             for loader in self.ctx.loaders.resolve(ref):
                 if id(loader) in self._loaders:
                     loaders[id(loader)] = loader
-                    moves.setdefault(id(loader), [])
-                    if move is not None:
-                        moves[id(loader)].append((move, indentation))
+                    _add_move(moves.setdefault(id(loader), []), move, indentation)
         for key, ref in self._passes:  # passed to another module's function that moves its batches
             for loader in self.ctx.loaders.resolve(ref):
                 facts = self._loaders.get(id(loader))
@@ -1134,9 +1192,7 @@ class DataloaderNotPinned(Rule):
             for loader in self.ctx.loaders.resolve(ref):
                 if id(loader) in self._loaders:
                     loaders[id(loader)] = loader
-                    moves.setdefault(id(loader), [])
-                    if move is not None:
-                        moves[id(loader)].append((move, indentation))
+                    _add_move(moves.setdefault(id(loader), []), move, indentation)
         self._tell_about_parameters()
         for key in method_move_keys:
             self.ctx.offer(key, "moved")
