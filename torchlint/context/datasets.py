@@ -22,7 +22,9 @@ from torchlint.walker import descendants, returned_values, simple_statements
 _IN_MEMORY_CALLS = frozenset({"builtins.range", "builtins.list", "builtins.tuple", "builtins.zip"})
 _IN_MEMORY_LIBRARIES = ("torch_geometric.datasets.",)  # PyG's InMemoryDataset family: TUDataset, Planetoid, QM9
 # Calls that only convert what ``__getitem__`` indexed: no file read, decode or augmentation.
-_CONVERTING_FUNCTIONS = frozenset(  # and the tests and sizes around them (`torch.is_tensor(idx)`, `len(self.x)`)
+# What a `__getitem__` that only indexes memory may call: conversions, and the tests and sizes
+# around them (`torch.is_tensor(idx)`, `len(self.x)`).
+_CONVERTING_FUNCTIONS = frozenset(
     "torch.from_numpy torch.tensor torch.as_tensor numpy.array numpy.asarray builtins.int builtins.float "
     "builtins.len builtins.isinstance torch.is_tensor".split()
 )
