@@ -8,8 +8,9 @@ defines them. It is iterative, so deeply nested expressions cannot overflow the 
 
 from __future__ import annotations
 
+import collections.abc as abc
 import dataclasses
-import operator
+import typing
 from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 import libcst as cst
@@ -42,58 +43,72 @@ _SKIP_TYPES = (
 )
 _SKIP_FIELD_PREFIXES = ("whitespace", "lpar", "rpar", "leading_lines", "lines_after", "header", "footer")
 
-# What a field value is, by its exact type: a child node, a sequence of values, or neither.
-_NODE, _SEQUENCE, _OTHER = 1, 2, 0
-_kinds: Dict[type, int] = {}
-_getters: Dict[type, Callable[[cst.CSTNode], tuple]] = {}
+# What a field holds, read once per node type from its annotation: a child node, a sequence
+# of child nodes, a child node or nothing (``None`` / ``MaybeSentinel``), nothing that matters,
+# or something to look at per value.
+_NODE, _NODES, _OPTIONAL, _NOTHING, _VARIES = "node", "nodes", "optional", "nothing", "varies"
 
 
-def _kind(value_type: type) -> int:
-    kind = _kinds.get(value_type)
-    if kind is None:
-        if issubclass(value_type, cst.CSTNode):
-            kind = _OTHER if issubclass(value_type, _SKIP_TYPES) else _NODE
-        elif issubclass(value_type, (tuple, list)):
-            kind = _SEQUENCE
-        else:
-            kind = _OTHER
-        _kinds[value_type] = kind
-    return kind
+def _field_kind(annotation: object) -> str:
+    origin = typing.get_origin(annotation)
+    if origin is None and isinstance(annotation, type):
+        if issubclass(annotation, cst.CSTNode):
+            return _NOTHING if issubclass(annotation, _SKIP_TYPES) else _NODE
+        if issubclass(annotation, (str, bool, int, cst.MaybeSentinel)) or annotation is type(None):
+            return _NOTHING
+        return _VARIES
+    if origin is typing.Literal:
+        return _NOTHING
+    if origin in (abc.Sequence, list, tuple):
+        item = _field_kind(typing.get_args(annotation)[0])
+        return {_NODE: _NODES, _NOTHING: _NOTHING}.get(item, _VARIES)
+    if origin is typing.Union:
+        parts = [_field_kind(part) for part in typing.get_args(annotation)]
+        if set(parts) <= {_NODE, _NOTHING}:
+            return _NOTHING if _NODE not in parts else _NODE if _NOTHING not in parts else _OPTIONAL
+    return _VARIES
 
 
-def _getter(node_type: type) -> Callable[[cst.CSTNode], tuple]:
-    """A function returning the values of ``node_type``'s fields that may hold children."""
-    names = [f.name for f in dataclasses.fields(node_type) if not f.name.startswith(_SKIP_FIELD_PREFIXES)]
-    if not names:
-        getter = lambda node: ()  # noqa: E731
-    elif len(names) == 1:
-        single = operator.attrgetter(names[0])
-        getter = lambda node: (single(node),)  # noqa: E731
-    else:
-        getter = operator.attrgetter(*names)
-    _getters[node_type] = getter
-    return getter
+def _add_varying(value: object, children: List[cst.CSTNode]) -> None:
+    """Add ``value`` if it is a child node, or its items that are."""
+    if isinstance(value, cst.CSTNode):
+        if not isinstance(value, _SKIP_TYPES):
+            children.append(value)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _add_varying(item, children)
+
+
+_STATEMENTS = {
+    _NODE: "    children.append(node.{0})",
+    _NODES: "    children.extend(node.{0})",
+    _OPTIONAL: "    if node.{0} is not None and node.{0} is not DEFAULT:\n        children.append(node.{0})",
+    _VARIES: "    add_varying(node.{0}, children)",
+}
+_child_finders: Dict[type, Callable[[cst.CSTNode], List[cst.CSTNode]]] = {}
+
+
+def _child_finder(node_type: type) -> Callable[[cst.CSTNode], List[cst.CSTNode]]:
+    """A function, compiled for ``node_type`` from its field annotations, that lists the child
+    nodes of a node of that type in source order (reading every field of every node
+    generically costs the traversal twice as much)."""
+    annotations = typing.get_type_hints(node_type)
+    lines = ["def children(node):", "    children = []"]
+    for field in dataclasses.fields(node_type):
+        kind = _NOTHING if field.name.startswith(_SKIP_FIELD_PREFIXES) else _field_kind(annotations[field.name])
+        if kind != _NOTHING:
+            lines.append(_STATEMENTS[kind].format(field.name))
+    lines.append("    return children")
+    namespace = {"DEFAULT": cst.MaybeSentinel.DEFAULT, "add_varying": _add_varying}
+    exec("\n".join(lines), namespace)
+    finder = _child_finders[node_type] = namespace["children"]
+    return finder
 
 
 def iter_children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The meaningful child nodes of ``node``, in source order."""
-    kinds = _kinds
-    children: List[cst.CSTNode] = []
-    getter = _getters.get(type(node)) or _getter(type(node))
-    for value in getter(node):
-        kind = kinds.get(type(value))
-        if kind is None:
-            kind = _kind(type(value))
-        if kind == _NODE:
-            children.append(value)
-        elif kind == _SEQUENCE:
-            for item in value:
-                item_kind = kinds.get(type(item))
-                if item_kind is None:
-                    item_kind = _kind(type(item))
-                if item_kind == _NODE:
-                    children.append(item)
-    return children
+    finder = _child_finders.get(type(node)) or _child_finder(type(node))
+    return finder(node)
 
 
 _EXPRESSION_TYPES: Dict[type, bool] = {}
