@@ -388,12 +388,29 @@ class FileContext:
     def _used_with_tensor_members(self, name: str) -> bool:
         return name in self._text_facts.tensor_candidates and self.uses_member(name, ARRAY_MEMBERS)
 
+    def _item_of_tensor_mapping(self, node: cst.BaseExpression) -> bool:
+        """``inputs["idx_m"]`` of a parameter annotated ``inputs: Dict[str, Tensor]``, also through
+        the name it is stored in (``idx_m = inputs[key]``), and an item of that (``idx_m[-1]``)."""
+        mappings = self._function_facts().annotated_mappings
+        if not mappings:
+            return False
+        if type(node) is cst.Subscript:
+            if type(node.value) is cst.Name and node.value.value in mappings:
+                return True
+            node = node.value
+        if type(node) is not cst.Name:
+            return False
+        value = self.value_of(node.value)
+        return type(value) is cst.Subscript and type(value.value) is cst.Name and value.value.value in mappings
+
     def surely_tensor(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A ``TENSOR`` with more evidence than a parameter's name: a name used like a tensor
-        (``x.shape``), annotated as one, assigned from such a value or bound to a part of one
+        (``x.shape``), annotated as one (or as a dict of them), assigned from such a value or bound to a part of one
         (``row, col = idxs[i]``, ``for c in labels``), a torch function's result, a tensor-only
         method's result (``m.any()``), a tensor attribute of ``self`` (a parameter or a
         buffer), or an expression over one of those. ``depth`` counts the names followed."""
+        if self._item_of_tensor_mapping(node):
+            return True
         if depth > 4 or self.tensor_kind(node) != TENSOR:
             return False
         if isinstance(node, cst.Name):

@@ -160,6 +160,15 @@ def annotation_kind(annotation: cst.BaseExpression, qualname: Callable) -> Optio
     return None
 
 
+def maps_to_tensors(annotation: cst.BaseExpression, qualname: Callable) -> bool:
+    """Is ``annotation`` a dict of tensors (``Dict[str, Tensor]``, ``Mapping[str, torch.Tensor]``)?"""
+    if not isinstance(annotation, cst.Subscript):
+        return False
+    base = qualname(annotation.value) or dotted_name(annotation.value) or ""
+    inner = [element.slice.value for element in annotation.slice if isinstance(element.slice, cst.Index)]
+    return base.endswith(("Dict", "dict", "Mapping")) and len(inner) == 2 and annotation_kind(inner[1], qualname) == TENSOR
+
+
 def _optional_kind(members: List[cst.BaseExpression], qualname: Callable) -> Optional[str]:
     """The kind of a union of ``members``: that of its one member besides ``None``."""
     others = [member for member in members if not (isinstance(member, cst.Name) and member.value == "None")]

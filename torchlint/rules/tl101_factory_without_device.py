@@ -47,7 +47,6 @@ _ELEMENT_WISE = frozenset(
 _WRAPPERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
-# Torch functions whose result is where their first argument is (followed back to a factory).
 _JOINING = frozenset({"torch.cat", "torch.concat", "torch.stack"})  # of host tensors only: a host tensor
 # What a host tensor was built by: a factory call, the call of a function of the file that
 # returns it (followed into that function's `return`; with a position, an element of the tuple it
@@ -55,11 +54,12 @@ _JOINING = frozenset({"torch.cat", "torch.concat", "torch.stack"})  # of host te
 # of the project whose result it is (that module knows what it returns).
 _Built = Union[cst.Call, cst.FunctionDef, Tuple[cst.FunctionDef, int], str]
 _RESULT_MOVED = "@result_moved"  # the key a module is told by that a caller moves its function's result
+# Torch (and einops) functions whose result is where their first argument is (followed back to a factory).
 _HOST_KEEPING = frozenset(
     f"torch.{name}" for name in
     "round floor ceil sqrt exp log abs sigmoid sin cos triu tril diag flip roll clamp cumsum cumprod bernoulli "
-    "multinomial nn.functional.normalize".split()
-)
+    "multinomial nn.functional.normalize nn.functional.one_hot".split()
+) | frozenset({"einops.rearrange", "einops.repeat"})
 
 
 def _nothing_to_spare(call: cst.Call, factory: str) -> bool:
@@ -120,6 +120,7 @@ class FactoryWithoutDevice(Rule):
         "`torch.meshgrid` makes of it (`y, x = torch.meshgrid(torch.arange(h), torch.arange(w))`), the tensor "
         "filled in place, `.uniform_()`, cast with `.type(dtype)`, or passed through a torch "
         "function of host tensors, `torch.triu(...)`, `torch.bernoulli(...)`, `nn.init.zeros_(...)`, "
+        "`F.one_hot(...)`, einops' `rearrange(...)`, "
         "or an element-wise method, `.triu(1)`, `.clamp(-k, k)`, `.mul(2)`, "
         "`torch.eye(n)[labels.cpu()]`, compared, `torch.rand(n) > p`, `.eq(1)`, or joined with other host tensors, `torch.cat([...])`, "
         "also of a list a loop fills with factories' tensors, `pieces.append(torch.full(...))`, or handed to a "
@@ -566,6 +567,19 @@ class FactoryWithoutDevice(Rule):
         """),
         Invalid("""
             import torch
+            import torch.nn.functional as F
+            from einops import rearrange
+            from torch import nn
+
+            class ContrastiveLoss(nn.Module):
+                def forward(self, features):
+                    n = features.shape[0]
+                    labels = F.one_hot(torch.arange(n), 2 * n).to(features.device)  # expect: TL101
+                    steps = rearrange(torch.arange(n), "t -> t 1").to(features.device)  # expect: TL101
+                    return labels, steps
+        """),
+        Invalid("""
+            import torch
 
             def dropout_mask(x, p):
                 return (torch.rand(x.size()) > p).to(x.device)  # expect: TL101
@@ -984,7 +998,8 @@ class FactoryWithoutDevice(Rule):
 
     def _host_function(self, node: cst.Call) -> bool:
         """A torch function of a tensor that keeps it where it is (``torch.triu(ones, 1)``,
-        ``torch.bernoulli(p)``, ``nn.init.zeros_(t)``, ``F.normalize(t)``), given nothing on the device."""
+        ``torch.bernoulli(p)``, ``nn.init.zeros_(t)``, ``F.one_hot(t, k)``, einops' ``rearrange(t, ...)``),
+        given nothing on the device."""
         name = self.ctx.qualname(node.func) or ""
         if name not in _HOST_KEEPING and not name.startswith("torch.nn.init."):
             return False

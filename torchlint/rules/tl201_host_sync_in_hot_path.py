@@ -63,7 +63,9 @@ class HostSyncInHotPath(Rule):
         "`.cpu()` (also `.to(\"cpu\")`), `.numpy()`, `float(t)`, `int(t)`, `bool(t)`, `math.sqrt(t)`, "
         "`if t:` / `while t:` / "
         "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
-        "comparison is a truth test), and `print(t)`. In `forward` (not that of a data "
+        "comparison is a truth test), and `print(t)`; the builtins and truth tests need evidence that "
+        "`t` is a tensor (used as one, annotated `Tensor`, or an item of a parameter annotated "
+        "`Dict[str, Tensor]`). In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions (by name, or by a `.backward()` "
         "of their result: `loss = model.neg_log_likelihood(x, tags)`) and loss "
         "modules (and their helpers, also methods they hand on to be called: "
@@ -637,6 +639,21 @@ class HostSyncInHotPath(Rule):
                         bad = torch.where(empty)[0].tolist()  # builds the error: a rare path
                         raise RuntimeError(f"fully padded masks: {bad}")
                     return self.resize(x, mask)
+        """),
+        Invalid("""
+            from typing import Dict
+
+            import torch
+            from torch import nn
+
+            class Atomwise(nn.Module):
+                def forward(self, inputs: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+                    y = self.outnet(inputs["representation"])
+                    idx_m = inputs["idx_m"]  # an item of a dict of tensors is a tensor
+                    molecules = int(idx_m[-1]) + 1  # expect: TL201
+                    if inputs:  # the dict itself is no tensor
+                        inputs["energy"] = scatter_add(y, idx_m, dim_size=molecules)
+                    return inputs
         """),
         Invalid("""
             import math
