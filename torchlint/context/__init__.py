@@ -314,6 +314,18 @@ class FileContext:
                 return True
         return False
 
+    def _under_debugging_flag(self, node: cst.CSTNode) -> bool:
+        """Is ``node`` in the branch a debugging flag opens, in the function being walked
+        (``self.check_weights() if self.configs.debug else None``, ``if verbose: report(x)``)?"""
+        for holder in reversed(self.ancestors):
+            holder_type = type(holder)
+            if holder_type is cst.FunctionDef:
+                return False
+            if holder_type in (cst.If, cst.IfExp) and holder.body is node and debugging_flag(holder.test):
+                return True
+            node = holder
+        return False
+
     def in_export_branch(self) -> bool:
         """Inside a branch that runs only while exporting, tracing or scripting the model
         (``if torch.onnx.is_in_onnx_export():``, ``if self.onnx_trace:``)."""
@@ -967,8 +979,8 @@ class FileContext:
         if self._validates_with_object(func):
             return  # `if not self.training: self.error_calculator(...)`: statistics of evaluation
         held_call = _held_call(func)
-        if isinstance(func, cst.Name) or held_call is not None:  # helper(x), self.f(x), self.assigner.assign(x)
-            scope.called.add(dotted_name(func) or "")
+        if (isinstance(func, cst.Name) or held_call is not None) and not self._under_debugging_flag(node):
+            scope.called.add(dotted_name(func) or "")  # helper(x), self.f(x), self.assigner.assign(x)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value not in self.imports.names:
             built = self.value_of(func.value.value)  # agent = Agent(...) ... agent.update(batch)
             if isinstance(built, cst.Call) and isinstance(built.func, cst.Name):

@@ -270,8 +270,8 @@ class TensorInference:
             method in TENSOR_RESULT_METHODS or method in ARRAY_MEMBERS and _torch_keywords(node)
         ):
             return TENSOR  # (labels == c).type_as(probas), labels.sum(dim=2): only a tensor's method
-        if (method in _TO_PYTHON_METHODS or method == "type") and not node.args:
-            return NOT  # `x.cpu().numpy()`, `x.tolist()`, `x.type()` (a string): whatever `x` was, no tensor
+        if (method in _TO_PYTHON_METHODS or method == "type") and not node.args or method == "astype":
+            return NOT  # `x.cpu().numpy()`, `x.tolist()`, `x.type()` (a string), numpy's `a.astype(int)`: no tensor
         if owner_kind not in (TENSOR, HOST):
             return None
         if method in _NON_TENSOR_METHODS or method.startswith(("is_", "has_")):  # x.is_pinned(), adj.has_value()

@@ -244,7 +244,7 @@ class FactoryMeetsDeviceTensor(Rule):
         "`*_like`/`new_*` factories (they inherit the device), for an empty placeholder "
         "(`torch.empty([0])`: no data to copy), when `device=` or `**kwargs` is "
         "passed, for `torch.tensor(t)` of a tensor `t` (it keeps `t`'s device), for 0-d "
-        "`torch.tensor(1.0)` (a CPU scalar mixes with CUDA tensors without a copy), and for "
+        "`torch.tensor(1.0)`, `torch.tensor(x.shape[0])` (a CPU scalar mixes with CUDA tensors without a copy), and for "
         "constant literals, which TL103 reports. Legacy constructors get no fix (they cannot take "
         "a CUDA device)."
     )
@@ -323,7 +323,7 @@ class FactoryMeetsDeviceTensor(Rule):
                     for i in range(3):
                         x[:, perm[i]] = x[:, perm[i + 1]]
                     c = torch.randint(1, x.shape[1], (1,))[0]
-                    return x * c
+                    return x * c / torch.tensor(x.shape[0])  # one number: a 0-d tensor
         """),
         Valid("""
             import torch
@@ -712,7 +712,9 @@ class FactoryMeetsDeviceTensor(Rule):
             return True
         if isinstance(data, cst.Call) and self.ctx.qualname(data.func) in ("builtins.list", "builtins.tuple"):
             return True
-        if isinstance(data, cst.Subscript):  # x.shape[2:]
+        if isinstance(data, cst.Subscript):  # x.shape[2:], not x.shape[0] (one number: a 0-d tensor)
+            if all(isinstance(element.slice, cst.Index) for element in data.slice):
+                return False
             data = data.value
         return _is_shape(data) and self.ctx.tensor_kind(data) != TENSOR  # x.shape of whatever x is
 

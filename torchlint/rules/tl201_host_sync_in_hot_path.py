@@ -126,12 +126,35 @@ class HostSyncInHotPath(Rule):
         "`logger.info(...)`: the queue is empty, the second read waits for nothing), in code written "
         "for `torch.export` (the predicate of `torch.cond`, or a value the function bounds with "
         "`torch._check`: `n = t.item(); torch._check(n > 0)` makes data a symbolic size), for shapes and sizes (`int(x.shape[0])`), for identity tests "
-        "(`if mask is None`), or for bare parameters whose use shows nothing tensor-like "
+        "(`if mask is None`), for numpy values (`np.ceil(np.log(n)).astype(int).item()`), in helpers "
+        "called only under a debugging flag (`self.check_weights() if self.configs.debug else None`), "
+        "or for bare parameters whose use shows nothing tensor-like "
         "(`if use_cache:`), nor for the `lengths` given to `pack_padded_sequence`, which takes them "
         "only in host memory (already there when they come from the collate function), also "
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import numpy as np
+            import torch
+            from torch import nn
+
+            class Backbone(nn.Module):
+                def pretraining(self, x):
+                    if self.configs.transformer_type == "encoder_decoder":
+                        out = self.encoder(x, x)
+                    else:
+                        out = self.encoder(x)
+                    illegal = self._illegal_weights() if self.configs.debug else None  # a debugging aid
+                    top = self.factor * np.ceil(np.log(x.shape[1])).astype("int").item()  # numpy's item
+                    return out[:, :top], illegal
+
+                def forward(self, x):
+                    return self.pretraining(x)
+
+                def _illegal_weights(self):
+                    return torch.stack([torch.isnan(p).any() for p in self.encoder.parameters()]).any().item()
+        """),
         Valid("""
             class TraceELBO:
                 def loss_and_grads(self, model, guide, batch):  # named like a loss, but takes the step
