@@ -403,6 +403,42 @@ def test_a_data_parallel_subclass_of_another_module_is_data_parallel(tmp_path):
     assert found([p for p in paths if p.endswith("wrap.py")]) == []  # alone it cannot know
 
 
+ATOMS_LOADER = """
+    from torch.utils.data import DataLoader
+
+    __all__ = ["AtomsLoader"]
+
+
+    class AtomsLoader(DataLoader):
+        def __init__(self, dataset, batch_size=1, num_workers=0, **kwargs):
+            super().__init__(dataset, batch_size=batch_size, num_workers=num_workers, collate_fn=collate, **kwargs)
+"""
+DATA_MODULE = """
+    import pytorch_lightning as pl
+
+    from pkg.data import AtomsLoader
+
+
+    class AtomsDataModule(pl.LightningDataModule):
+        def train_dataloader(self):
+            if self._train_dataloader is None:
+                self._train_dataloader = AtomsLoader(self.train_set, batch_size=32, num_workers=self.workers)
+            return self._train_dataloader
+
+        def test_dataloader(self):
+            if self._test_dataloader is None:  # trainer.test walks it once
+                self._test_dataloader = AtomsLoader(self.test_set, batch_size=32, num_workers=self.workers)
+            return self._test_dataloader
+"""
+
+
+def test_a_loader_subclass_a_package_star_imports_is_a_loader(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/data/__init__.py": "from .loader import *\nfrom .module import *\n",
+                             "pkg/data/loader.py": ATOMS_LOADER, "pkg/data/module.py": DATA_MODULE})
+    assert found(paths) == [("module.py", 10, "TL502")]
+    assert found([p for p in paths if not p.endswith("loader.py")]) == []  # alone it cannot know
+
+
 TO_TENSOR = """
     import torch
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 
 @dataclass
@@ -66,9 +66,12 @@ def resolve(facts: Sequence[ProjectFacts]) -> List[Elsewhere]:
     that hot code reaches, with the kind of hot code they then are (the first of their
     waiting kinds that does), and the values other files offer for the keys it needs."""
     reexports: Dict[str, str] = {}
+    defined: Set[str] = set()  # the module-level classes and functions the files tell of
     for fact in facts:
         reexports.update(fact.reexports)
-    origin = functools.lru_cache(maxsize=None)(functools.partial(_origin, reexports))  # names recur often
+        defined.update(fact.classes, fact.calls, (name for name, _, _ in fact.waiting))
+        defined.update(_KEY_MARK.split(key, 1)[0] for key in fact.offers)
+    origin = functools.lru_cache(maxsize=None)(functools.partial(_origin, reexports, defined))  # names recur often
     reached: Dict[str, Set[str]] = {}  # function qualname -> kinds of hot code that reach it
     edges: Dict[str, List[str]] = {}
     for fact in facts:
@@ -121,7 +124,7 @@ def _inherited_from(classes, origin, owner: str, method: str, depth: int = 0) ->
     return found
 
 
-def _origin(reexports: Dict[str, str], name: str) -> str:
+def _origin(reexports: Dict[str, str], defined: Set[str], name: str) -> str:
     """The name where ``name`` is defined, through the packages that re-export it
     (``pkg.Loss.forward`` -> ``pkg.losses.Loss.forward``; a key's ``@...``/``#...`` kept)."""
     mark = _KEY_MARK.search(name)
@@ -129,10 +132,25 @@ def _origin(reexports: Dict[str, str], name: str) -> str:
     for _ in range(4):  # a re-export of a re-export
         parts = dotted.split(".")
         end = next((end for end in range(len(parts), 1, -1) if ".".join(parts[:end]) in reexports), None)
-        if end is None:
+        if end is not None:
+            dotted = ".".join([reexports[".".join(parts[:end])], *parts[end:]])
+            continue
+        starred = _star_origin(reexports, defined, parts)
+        if starred is None:
             break
-        dotted = ".".join([reexports[".".join(parts[:end])], *parts[end:]])
+        dotted = starred
     return dotted + tail
+
+
+def _star_origin(reexports: Dict[str, str], defined: Set[str], parts: List[str]) -> Optional[str]:
+    """``pkg.AtomsLoader`` as ``pkg.loader.AtomsLoader``, where ``pkg`` imports everything from
+    ``pkg.loader`` (``from .loader import *``) and that module defines ``AtomsLoader``."""
+    for end in range(len(parts) - 1, 0, -1):
+        for module in reexports.get(".".join(parts[:end]) + ".*", "").split():
+            candidate = f"{module}.{parts[end]}"
+            if candidate in defined:
+                return ".".join([candidate, *parts[end + 1:]])
+    return None
 
 
 def _suffixes(name: str) -> List[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -48,6 +48,7 @@ class ImportTable:
         self.names: Dict[str, str] = {}
         self.module_level: Dict[str, str] = {}  # the names imported at module level: usable anywhere
         self.star = False  # the module has a `from ... import *`
+        self.star_modules: List[str] = []  # the modules it imports everything from
 
     def add(self, node: cst.CSTNode, module_level: bool = True) -> None:
         before = dict(self.names)
@@ -69,6 +70,9 @@ class ImportTable:
         elif isinstance(node, cst.ImportFrom):
             if isinstance(node.names, cst.ImportStar):
                 self.star = True
+                module = self._absolute(node)
+                if module is not None:
+                    self.star_modules.append(module)
                 return
             module = self._absolute(node)
             for alias in node.names:
@@ -122,7 +126,8 @@ class ImportTable:
 
 def reexports(module: cst.Module, name: str) -> Dict[str, str]:
     """What a package's ``__init__.py`` (module ``name``) re-exports from its own modules:
-    ``pkg.Loss`` -> ``pkg.losses.Loss`` for ``from .losses import Loss``."""
+    ``pkg.Loss`` -> ``pkg.losses.Loss`` for ``from .losses import Loss``; ``pkg.*`` -> the
+    modules it imports everything from (``from .losses import *``), separated by spaces."""
     table = ImportTable(name)
     for line in module.body:
         if isinstance(line, cst.SimpleStatementLine):
@@ -130,8 +135,12 @@ def reexports(module: cst.Module, name: str) -> Dict[str, str]:
                 if isinstance(statement, cst.ImportFrom):
                     table.add(statement)
     top = name.split(".")[0]
-    return {f"{name}.{local}": target for local, target in table.names.items()
-            if target.startswith(f"{top}.") and target != f"{name}.{local}"}
+    found = {f"{name}.{local}": target for local, target in table.names.items()
+             if target.startswith(f"{top}.") and target != f"{name}.{local}"}
+    own_stars = [module for module in table.star_modules if module.startswith(f"{top}.")]
+    if own_stars:  # `from .loader import *`: the names are those modules', which one is settled later
+        found[f"{name}.*"] = " ".join(own_stars)
+    return found
 
 
 def module_name(path: str) -> str:

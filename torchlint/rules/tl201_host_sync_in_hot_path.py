@@ -126,7 +126,8 @@ class HostSyncInHotPath(Rule):
         "`logger.info(...)`: the queue is empty, the second read waits for nothing), in code written "
         "for `torch.export` (the predicate of `torch.cond`, or a value the function bounds with "
         "`torch._check`: `n = t.item(); torch._check(n > 0)` makes data a symbolic size), for shapes and sizes (`int(x.shape[0])`), for identity tests "
-        "(`if mask is None`), for numpy values (`np.ceil(np.log(n)).astype(int).item()`), in helpers "
+        "(`if mask is None`), for numpy values (`np.ceil(np.log(n)).astype(int).item()`, `seq.max()` of a "
+        "`seq` the function tests with `isinstance(seq, np.ndarray)`), in helpers "
         "called only under a debugging flag (`self.check_weights() if self.configs.debug else None`), "
         "or for bare parameters whose use shows nothing tensor-like "
         "(`if use_cache:`), nor for the `lengths` given to `pack_padded_sequence`, which takes them "
@@ -134,6 +135,20 @@ class HostSyncInHotPath(Rule):
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import numpy as np
+            from torch import nn
+
+            class Recognizer(nn.Module):
+                def forward(self, logits):
+                    best = logits.argmax(-1)
+                    return [self.decode(seq) for seq in best.cpu().numpy()], best
+
+                def decode(self, seq):
+                    if isinstance(seq, np.ndarray) and seq.max() >= len(self.vocab):  # an array, or a list
+                        return ""
+                    return "".join(self.vocab[i] for i in seq)
+        """),
         Valid("""
             import numpy as np
             import torch
@@ -1153,9 +1168,10 @@ class HostSyncInHotPath(Rule):
                 self._flag(operand, "a truth test on a tensor", model_code_only=True)
 
     def _unknown_reduction(self, node: cst.BaseExpression, reductions: Tuple[str, ...] = ("any", "all")) -> bool:
-        """``x.any()`` / ``x.all()`` of a value whose kind the inference cannot tell, also
-        compared (``x.sum() == 0``, ``x.max() > limit``: the reductions of arrays), also through
-        the name holding it (``num_pos = pos.sum()`` ... ``if num_pos == 0``)."""
+        """``x.any()`` / ``x.all()`` of a value whose kind the inference cannot tell (nor the
+        function tests the type of), also compared (``x.sum() == 0``, ``x.max() > limit``: the
+        reductions of arrays), also through the name holding it (``num_pos = pos.sum()`` ...
+        ``if num_pos == 0``)."""
         if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
             return any(
                 self._unknown_reduction(side, _COMPARED_REDUCTIONS)
@@ -1164,7 +1180,9 @@ class HostSyncInHotPath(Rule):
         if isinstance(node, cst.Name):
             node = self.ctx.value_of(node.value)
         method = method_call(node, *reductions) if node is not None else None
-        return method is not None and not node.args and self.ctx.tensor_kind(method.value) is None
+        return method is not None and not node.args and self.ctx.tensor_kind(method.value) is None and not (
+            isinstance(method.value, cst.Name) and self.ctx.type_tested(method.value.value)
+        )  # `isinstance(seq, np.ndarray) and seq.max() >= n`: an array, or something else
 
     def _holders(self) -> Tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
         """The parent of the visited node and its grandparent (an ``Arg`` and its call)."""

@@ -24,7 +24,7 @@ class DataloaderWithoutWorkers(Rule):
         "DataLoader loads batches in the training process (num_workers=0); set num_workers so "
         "loading overlaps the training step"
     )
-    triggers = ("DataLoader", "Dataset")  # a dataset class of another file tells whether workers help
+    triggers = ("DataLoader", "Dataset", "Loader(")  # a dataset class (or a DataLoader subclass, `AtomsLoader(`) of another file
     what = (
         "Finds `torch.utils.data.DataLoader(...)` (also monai's and PyG's subclasses, and torchdata's `StatefulDataLoader`) created without "
         "`num_workers` or with `num_workers=0`, under any import alias, reading `**loader_kwargs` "

@@ -17,6 +17,9 @@ from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import assigned_name, dotted_name, is_name, keyword, literal_value
 from torchlint.walker import descendants, simple_statements
 
+# Lightning hooks whose loader the trainer walks once (`trainer.test`, `trainer.predict`).
+_ONE_PASS_HOOKS = frozenset({"test_dataloader", "predict_dataloader"})
+
 
 class DataloaderWorkersNotPersistent(Rule):
     code = "TL502"
@@ -26,13 +29,14 @@ class DataloaderWorkersNotPersistent(Rule):
         "to keep them alive between epochs"
     )
     fix = "unsafe"
-    triggers = ("DataLoader",)
+    triggers = ("DataLoader", "Loader(")  # also a subclass of another file: `AtomsLoader(`
     what = (
         "Finds `torch.utils.data.DataLoader(...)` with worker processes (`num_workers` a literal "
         "above 0, or a variable) and no `persistent_workers` argument, when the loader is iterated "
         "more than once: it is named inside the body of a loop (an epoch loop) after being built in "
         "the same function (passed to `train(loader)` or iterated again; `len(loader)` inside the "
-        "loop that iterates it is still one pass), kept on `self`, returned by a Lightning "
+        "loop that iterates it is still one pass), kept on `self` (not in a Lightning `test_dataloader` or "
+        "`predict_dataloader` hook: those loaders are walked once), returned by a Lightning "
         "`train_dataloader` / `val_dataloader` hook (also through the name it is assigned to), which Lightning iterates every epoch, a shuffled "
         "`DataLoader` or one with a sampler of its own (a training loader) that its function returns "
         "for the caller to train on, or an evaluation loader returned beside one (`return train_iter, "
@@ -50,7 +54,9 @@ class DataloaderWorkersNotPersistent(Rule):
         "file is followed through module-level names, parameters at call sites, `self` attributes, "
         "functions returning a loader, dicts, lists and tuples of loaders (`loaders[phase]` of "
         "`{phase: DataLoader(...) for phase in phases}`, `loaders[\"train\"]` of a dict display), "
-        "and `**loader_kwargs` dicts built in the same function."
+        "and `**loader_kwargs` dicts built in the same function. DataLoader subclasses count too, also "
+        "those of other modules of the run (`AtomsLoader(...)`, imported through a package's "
+        "`from .loader import *`)."
     )
     why = (
         "Without `persistent_workers`, each `iter(loader)` (every epoch, every validation pass) "
@@ -96,6 +102,15 @@ class DataloaderWorkersNotPersistent(Rule):
         "persistent workers would not see, or in test code."
     )
     valid = (
+        Valid("""
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+
+            class DataModule(pl.LightningDataModule):
+                def test_dataloader(self):
+                    self._test = DataLoader(self.test_set, batch_size=32, num_workers=4)  # trainer.test walks it once
+                    return self._test
+        """),
         Valid("""
             import torch
             from torch.utils.data import DataLoader, Sampler
@@ -576,7 +591,7 @@ class DataloaderWorkersNotPersistent(Rule):
         self._reportable[id(node)] = fix
         if returned_by_epoch_hook(self.ctx, node) or self._iterated_again_by_call(node):
             self.report(node, replacements=fix)  # Lightning iterates it again every epoch
-        elif self_held:
+        elif self_held and self.ctx.scope.function.name not in _ONE_PASS_HOOKS:
             self.report(node, replacements=fix)  # kept on the object to be iterated again
         elif self._training_loader_handed_back(node, parent, held):
             self.report(node, replacements=fix)

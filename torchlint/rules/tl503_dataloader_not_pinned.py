@@ -111,7 +111,7 @@ class DataloaderNotPinned(Rule):
     )
     fix = "unsafe"
     # the loop moving a loader's batches (or Lightning's `trainer.fit`) may be in another file
-    triggers = ("DataLoader", ".to(", ".cuda(", ".fit(")
+    triggers = ("DataLoader", "Loader(", ".to(", ".cuda(", ".fit(")
     what = (
         "Finds the pair that makes host-to-device copies of batches asynchronous: a "
         "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
