@@ -969,7 +969,10 @@ class FileContext:
             drawing = scope.function
             if drawing.kind == "function":
                 drawing.hot_reason, drawing.hot_kind, drawing.cold = None, None, True
-        self._calls.note(node, scope, self._argument_kind, self.loaders.ref if self._loader_refs else None)
+        if self._loader_refs:
+            self._calls.note(node, scope, self._argument_kind, self.loaders.ref, self._result_kept_on_self)
+        else:
+            self._calls.note(node, scope, self._argument_kind)
         if isinstance(func, cst.Attribute) and func.attr.value == "backward":
             self._note_backpropagated(func.value)
         if is_training_step_call(func) and scope.kind == "function":
@@ -1006,6 +1009,18 @@ class FileContext:
         scope.imported.add(target)
         if scope.kind == "loop":
             self.offer(f"{target}{_CALLED_IN_LOOP}", "yes")
+
+    def _result_kept_on_self(self) -> bool:
+        """Is the result of the call being visited stored on ``self`` (``self.loader = f()``,
+        ``self.loaders.append(f())``)?"""
+        ancestors = self.ancestors
+        parent = ancestors[-1] if ancestors else None
+        if type(parent) is cst.Assign:
+            return len(parent.targets) == 1 and _self_attribute(parent.targets[0].target)
+        if type(parent) is cst.Arg and len(ancestors) > 1:
+            func = getattr(ancestors[-2], "func", None)
+            return type(func) is cst.Attribute and func.attr.value == "append" and _self_attribute(func.value)
+        return False
 
     def _validates_with_object(self, func: cst.BaseExpression) -> bool:
         """Is ``func`` an object the class holds (``self.accuracy = Accuracy()``), called in a
@@ -1180,6 +1195,11 @@ def _runs_per_call(cls: Scope) -> bool:
         and isinstance(node.func.value, cst.Call) and is_name(node.func.value.func, "super")
         for node in descendants(call)
     )
+
+
+def _self_attribute(node: cst.BaseExpression) -> bool:
+    """``self.x``."""
+    return type(node) is cst.Attribute and is_name(node.value, "self")
 
 
 def _held_call(func: cst.BaseExpression) -> Optional[Tuple[str, str]]:

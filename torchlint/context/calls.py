@@ -30,6 +30,7 @@ class CallSite:
     caller: object  # the scope the call is made from
     positional: List[Argument] = field(default_factory=list)
     keywords: Dict[str, Argument] = field(default_factory=dict)
+    kept_on_self: bool = False  # its result is stored on ``self`` (``self.x = f()``, ``self.xs.append(f())``)
 
 
 _DEF = re.compile(r"def\s+(\w+)")  # no leading \b: a literal prefix lets the regex engine skip ahead
@@ -46,7 +47,10 @@ class CallSites:
         self._defined = frozenset(_DEF.findall(text))
         self._classes = frozenset(_CLASS.findall(text))
 
-    def note(self, call: cst.Call, scope, kind: Callable, ref: Optional[Callable] = None) -> None:
+    def note(
+        self, call: cst.Call, scope, kind: Callable, ref: Optional[Callable] = None,
+        kept_on_self: Optional[Callable[[], bool]] = None,
+    ) -> None:
         func = call.func
         called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
         if called in self._classes and isinstance(func, cst.Name) and call.args:
@@ -63,6 +67,7 @@ class CallSites:
 
         site = CallSite(scope, [argument(arg.value) for arg in positional(call)])
         site.keywords = {arg.keyword.value: argument(arg.value) for arg in call.args if arg.keyword is not None}
+        site.kept_on_self = kept_on_self is not None and kept_on_self()
         self._sites[key].append(site)
 
     def of(self, function) -> List[CallSite]:

@@ -286,6 +286,11 @@ class LoaderSources:
         """The scopes that call ``function`` (a function scope of this file)."""
         return [site.caller for site in self._calls.of(function)]
 
+    def kept_on_self(self, function) -> bool:
+        """Does a call of ``function`` store its result on ``self`` (``self.evalloaders.append(
+        self._eval_loader(ds))``: an object that keeps a loader iterates it again)?"""
+        return any(site.kept_on_self for site in self._calls.of(function))
+
     def passed_in_loops(self, function, name: str) -> List[cst.Call]:
         """The DataLoader calls that calls of ``function`` made inside a loop pass for its
         parameter ``name`` (``evaluate(model, val_loader)`` every epoch, not the

@@ -39,7 +39,8 @@ class DataloaderWorkersNotPersistent(Rule):
         "`predict_dataloader` hook: those loaders are walked once), returned by a Lightning "
         "`train_dataloader` / `val_dataloader` hook (also through the name it is assigned to), which Lightning iterates every epoch, a shuffled "
         "`DataLoader` or one with a sampler of its own (a training loader) that its function returns "
-        "for the caller to train on, or an evaluation loader returned beside one (`return train_iter, "
+        "for the caller to train on, any loader returned to a caller that keeps it on `self` "
+        "(`self.evalloaders.append(self._eval_loader(ds))`), or an evaluation loader returned beside one (`return train_iter, "
         "test_iter`, also in a list or dict, `return {\"train\": train, \"val\": val}`: the loop that "
         "trains on one evaluates on the other every epoch), not one built "
         "for a given epoch (`build_iter(self, epoch)`) nor one whose sampler, a class of the file, never ends "
@@ -275,6 +276,31 @@ class DataloaderWorkersNotPersistent(Rule):
 
                 def _val_dataloader(self):
                     return DataLoader(self.datasets["validation"], batch_size=self.batch_size, num_workers=self.num_workers, persistent_workers=self.num_workers > 0)
+        """),
+        Invalid("""
+            import torch
+
+            class Trainer:
+                def __init__(self, args, eval_sets):
+                    self.evalloaders = []
+                    for dataset in eval_sets:
+                        self.evalloaders.append(self._eval_loader(dataset, args))  # kept to evaluate every epoch
+
+                def _eval_loader(self, dataset, args):
+                    loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, num_workers=4)  # expect: TL502
+                    return loader
+        """, fixed="""
+            import torch
+
+            class Trainer:
+                def __init__(self, args, eval_sets):
+                    self.evalloaders = []
+                    for dataset in eval_sets:
+                        self.evalloaders.append(self._eval_loader(dataset, args))  # kept to evaluate every epoch
+
+                def _eval_loader(self, dataset, args):
+                    loader = torch.utils.data.DataLoader(dataset, batch_size=args.batch_size, num_workers=4, persistent_workers=True)
+                    return loader
         """),
         Invalid("""
             from torch.utils.data import DataLoader
@@ -567,6 +593,7 @@ class DataloaderWorkersNotPersistent(Rule):
         self._pending: Dict[Tuple[object, str], cst.Call] = {}
         self._reportable: Dict[int, tuple] = {}  # id(loader call) -> its fix, if it would be reported
         self._loops: List[Tuple[Ref, object, bool]] = []  # loops over loaders: (ref, function, nested)
+        self._returned: List[Tuple[cst.Call, object]] = []  # loaders a function returns: (call, function)
 
     def visit_Call(self, node: cst.Call) -> None:
         visible = keywords(self.ctx, node, hidden_ok=True)  # workers shown beside a hidden **kwargs count
@@ -595,8 +622,11 @@ class DataloaderWorkersNotPersistent(Rule):
             self.report(node, replacements=fix)  # kept on the object to be iterated again
         elif self._training_loader_handed_back(node, parent, held):
             self.report(node, replacements=fix)
-        elif held is not None:
-            self._pending[(self.ctx.scope.function, held)] = node
+        else:
+            if isinstance(parent, cst.Return) or held is not None and held in self.ctx.returned_names():
+                self._returned.append((node, self.ctx.scope.function))
+            if held is not None:
+                self._pending[(self.ctx.scope.function, held)] = node
 
     def _training_loader_handed_back(self, node: cst.Call, parent, held: Optional[str]) -> bool:
         """A shuffled ``DataLoader``, or one with a sampler of its own (a training loader: training
@@ -682,7 +712,12 @@ class DataloaderWorkersNotPersistent(Rule):
             self._loops.append((ref, self.ctx.scope.function, in_loop(self.ctx.scope.parent)))
 
     def leave_Module(self, node: cst.Module) -> None:
-        """Loaders iterated in a function that is called from a loop (``for epoch ...: train()``)."""
+        """Loaders iterated in a function that is called from a loop (``for epoch ...: train()``),
+        and loaders returned to a caller that keeps them on ``self`` (``self.evalloaders.append(
+        self._eval_loader(ds))``) to iterate them again."""
+        for loader, function in self._returned:
+            if self.ctx.loaders.kept_on_self(function):
+                self.report(loader, replacements=self._reportable[id(loader)])
         for ref, function, nested in self._loops:
             if nested:
                 loaders = self.ctx.loaders.resolve(ref)
