@@ -122,8 +122,12 @@ class FunctionFacts:
                 for param in (*params.posonly_params, *params.params, *params.kwonly_params)
                 if param.annotation is not None
             }
-            facts.annotated = {name for name, a in annotations.items() if annotation_kind(a, qualname) == TENSOR}
-            facts.annotated_mappings = {name for name, a in annotations.items() if maps_to_tensors(a, qualname)}
+            facts.annotated = {
+                name for name, annotation in annotations.items() if annotation_kind(annotation, qualname) == TENSOR
+            }
+            facts.annotated_mappings = {
+                name for name, annotation in annotations.items() if maps_to_tensors(annotation, qualname)
+            }
         for node in descendants(root):
             node_type = type(node)  # not isinstance: libcst's node classes are ABCs, slow to test
             if node_type is cst.Attribute:
