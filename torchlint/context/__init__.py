@@ -30,7 +30,7 @@ from torchlint.context.scopes import (
 )
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, BATCH, DEVICE_METHODS, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
-    dimension_index, dimension_source, host_library, parameter_kind, shape_source,
+    dimension_index, dimension_source, host_library, maps_to_tensors, parameter_kind, shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
 from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, positional
@@ -87,6 +87,7 @@ class FileContext:
         self._module_functions: Optional[Dict[str, cst.FunctionDef]] = None  # by name, for function_here
         self._attribute_kinds: Dict[Scope, Dict[str, Optional[str]]] = {}
         self._facts: Dict[Scope, FunctionFacts] = {}
+        self._mappings: Dict[Scope, FrozenSet[str]] = {}  # parameters annotated `Dict[str, Tensor]`
         self._terminating: Set[int] = set()
         self._entered_loops: Set[int] = set()  # ids of `if` statements every branch of which terminates
         # Kinds as bound (cheap, used while walking), and kinds with evidence from the whole
@@ -403,7 +404,7 @@ class FileContext:
     def _item_of_tensor_mapping(self, node: cst.BaseExpression) -> bool:
         """``inputs["idx_m"]`` of a parameter annotated ``inputs: Dict[str, Tensor]``, also through
         the name it is stored in (``idx_m = inputs[key]``), and an item of that (``idx_m[-1]``)."""
-        mappings = self._function_facts().annotated_mappings
+        mappings = self._tensor_mappings()
         if not mappings:
             return False
         if type(node) is cst.Subscript:
@@ -759,6 +760,20 @@ class FileContext:
             return False
         members = facts.members.get(name, frozenset())
         return name in facts.torch_arguments or TORCH_ONLY_CALL in members or not members.isdisjoint(TORCH_ONLY_MEMBERS)
+
+    def _tensor_mappings(self) -> FrozenSet[str]:
+        """The current function's parameters annotated as dicts of tensors (``Dict[str, Tensor]``),
+        read from its signature alone (cheaper than its facts, which walk its body)."""
+        function = self.scope.function
+        found = self._mappings.get(function)
+        if found is None:
+            node = function.node
+            params = node.params if isinstance(node, cst.FunctionDef) else None
+            found = self._mappings[function] = frozenset(
+                param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)
+                if param.annotation is not None and maps_to_tensors(param.annotation.annotation, self.qualname)
+            ) if params is not None else frozenset()
+        return found
 
     def _function_facts(self, function: Optional[Scope] = None) -> FunctionFacts:
         function = function or self.scope.function

@@ -17,7 +17,7 @@ import libcst as cst
 from torchlint.context.scopes import is_training_step_call
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
-    dimension_source, host_library, is_dtype, is_tensor_op, maps_to_tensors, merge_kinds,
+    dimension_source, host_library, is_dtype, is_tensor_op, merge_kinds,
 )
 from torchlint.syntax import dotted_name, is_name, method_call
 from torchlint.walker import descendants, direct_nodes, iter_children, simple_statements
@@ -102,7 +102,6 @@ class FunctionFacts:
     type_tested: Set[str] = field(default_factory=set)  # isinstance(name, ...)
     torch_arguments: Set[str] = field(default_factory=set)  # passed to F.* or a torch op
     annotated: Set[str] = field(default_factory=set)  # parameters annotated as tensors
-    annotated_mappings: Set[str] = field(default_factory=set)  # ... as dicts of tensors (`Dict[str, Tensor]`)
     returned: Set[str] = field(default_factory=set)  # returned, alone or in a tuple, list or dict
     joined: Set[str] = field(default_factory=set)  # passed to torch.cat/stack or sum() (a list made a tensor)
     # rebound to a join of their own pieces: `deltas = torch.cat([d.flatten(1) for d in deltas])` (a list until then)
@@ -117,16 +116,9 @@ class FunctionFacts:
             return facts
         if isinstance(root, cst.FunctionDef):
             params = root.params
-            annotations = {
-                param.name.value: param.annotation.annotation
-                for param in (*params.posonly_params, *params.params, *params.kwonly_params)
-                if param.annotation is not None
-            }
             facts.annotated = {
-                name for name, annotation in annotations.items() if annotation_kind(annotation, qualname) == TENSOR
-            }
-            facts.annotated_mappings = {
-                name for name, annotation in annotations.items() if maps_to_tensors(annotation, qualname)
+                param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)
+                if param.annotation is not None and annotation_kind(param.annotation.annotation, qualname) == TENSOR
             }
         for node in descendants(root):
             node_type = type(node)  # not isinstance: libcst's node classes are ABCs, slow to test
