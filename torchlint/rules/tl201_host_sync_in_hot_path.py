@@ -1145,7 +1145,11 @@ class HostSyncInHotPath(Rule):
     def _surely_tensor_argument(self, value: cst.BaseExpression) -> bool:
         """A tensor for sure, and not a name the function tests the type of (``if
         isinstance(total, Number): math.log(total)``)."""
-        return self.ctx.surely_tensor(value) and not (isinstance(value, cst.Name) and self.ctx.type_tested(value.value))
+        return self.ctx.surely_tensor(value) and not self._type_tested(value)
+
+    def _type_tested(self, value: cst.BaseExpression) -> bool:
+        """A name the function tests the type of: a tensor or something else."""
+        return isinstance(value, cst.Name) and self.ctx.type_tested(value.value)
 
     def visit_If(self, node: cst.If) -> None:
         self._truth_test(node.test)
@@ -1180,9 +1184,10 @@ class HostSyncInHotPath(Rule):
         if isinstance(node, cst.Name):
             node = self.ctx.value_of(node.value)
         method = method_call(node, *reductions) if node is not None else None
-        return method is not None and not node.args and self.ctx.tensor_kind(method.value) is None and not (
-            isinstance(method.value, cst.Name) and self.ctx.type_tested(method.value.value)
-        )  # `isinstance(seq, np.ndarray) and seq.max() >= n`: an array, or something else
+        return (  # not `isinstance(seq, np.ndarray) and seq.max() >= n`: an array, or something else
+            method is not None and not node.args and self.ctx.tensor_kind(method.value) is None
+            and not self._type_tested(method.value)
+        )
 
     def _holders(self) -> Tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
         """The parent of the visited node and its grandparent (an ``Arg`` and its call)."""

@@ -623,7 +623,7 @@ class DataloaderWorkersNotPersistent(Rule):
         elif self._training_loader_handed_back(node, parent, held):
             self.report(node, replacements=fix)
         else:
-            if isinstance(parent, cst.Return) or held is not None and held in self.ctx.returned_names():
+            if self._returned_alone(parent, held):
                 self._returned.append((node, self.ctx.scope.function))
             if held is not None:
                 self._pending[(self.ctx.scope.function, held)] = node
@@ -648,7 +648,12 @@ class DataloaderWorkersNotPersistent(Rule):
         beside = self._returned_tuple(node, held)
         if not self._trains(node):  # an evaluation loader returned with a training loader
             return beside is not None and any(self._trains(loader) for loader in map(self._loader_call, beside) if loader)
-        return isinstance(parent, cst.Return) or beside is not None or (held is not None and held in self.ctx.returned_names())
+        return beside is not None or self._returned_alone(parent, held)
+
+    def _returned_alone(self, parent: cst.CSTNode, held: Optional[str]) -> bool:
+        """Does the function return the loader itself (``return DataLoader(...)``, or the name
+        ``held`` it was assigned to)?"""
+        return isinstance(parent, cst.Return) or (held is not None and held in self.ctx.returned_names())
 
     def _trains(self, node: cst.Call) -> bool:
         """Is the ``DataLoader`` call shuffled, or given a sampler of its own (a training sampler
