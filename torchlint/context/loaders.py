@@ -25,6 +25,8 @@ from torchlint.walker import descendants, returned_values, simple_statements
 
 DATALOADER = "torch.utils.data.DataLoader"
 LOADER_CLASS = "DataLoader"  # what a module offers the run for its DataLoader subclasses
+# The text of files that may build a loader: also a subclass of another file (`AtomsLoader(`).
+LOADER_TRIGGERS = ("DataLoader", "Loader(")
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, ...)
 DATASET_POSITION = 0
 NUM_WORKERS_POSITION = 5

@@ -7,7 +7,7 @@ from typing import Optional
 import libcst as cst
 
 from torchlint.context.loaders import (
-    DATASET_POSITION, NUM_WORKERS_POSITION, argument, dataloader_call, unwrap_iteration,
+    DATASET_POSITION, LOADER_TRIGGERS, NUM_WORKERS_POSITION, argument, dataloader_call, unwrap_iteration,
 )
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import is_name, literal_value
@@ -24,7 +24,7 @@ class DataloaderWithoutWorkers(Rule):
         "DataLoader loads batches in the training process (num_workers=0); set num_workers so "
         "loading overlaps the training step"
     )
-    triggers = ("DataLoader", "Dataset", "Loader(")  # a dataset class (or a DataLoader subclass, `AtomsLoader(`) of another file
+    triggers = (*LOADER_TRIGGERS, "Dataset")  # also a dataset class of another file
     what = (
         "Finds `torch.utils.data.DataLoader(...)` (also monai's and PyG's subclasses, and torchdata's `StatefulDataLoader`) created without "
         "`num_workers` or with `num_workers=0`, under any import alias, reading `**loader_kwargs` "

@@ -8,7 +8,7 @@ import libcst as cst
 
 from torchlint.context.keywords import keywords, spread_changed
 from torchlint.context.loaders import (
-    DATALOADER, DATASET_POSITION, EPOCH_NAME, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
+    DATALOADER, DATASET_POSITION, EPOCH_NAME, LOADER_TRIGGERS, NUM_WORKERS_POSITION, SHUFFLE_POSITION, Ref, argument, dataloader_call,
     cycled, fitted, returned_by_epoch_hook, unwrap_iteration,
 )
 from torchlint.context.scopes import in_loop, method_def
@@ -29,7 +29,7 @@ class DataloaderWorkersNotPersistent(Rule):
         "to keep them alive between epochs"
     )
     fix = "unsafe"
-    triggers = ("DataLoader", "Loader(")  # also a subclass of another file: `AtomsLoader(`
+    triggers = LOADER_TRIGGERS
     what = (
         "Finds `torch.utils.data.DataLoader(...)` with worker processes (`num_workers` a literal "
         "above 0, or a variable) and no `persistent_workers` argument, when the loader is iterated "

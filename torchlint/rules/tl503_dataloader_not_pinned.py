@@ -11,7 +11,7 @@ from torchlint.context.calls import is_parameter, parameter_at, parameter_positi
 from torchlint.context.devices import device_move, moved_by_helper
 from torchlint.context.factories import variable_of
 from torchlint.context.loaders import (
-    LOADER_NAME, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, fitted, has_workers, lightning_class,
+    LOADER_NAME, LOADER_TRIGGERS, PIN_MEMORY_POSITION, Ref, argument, dataloader_call, fitted, has_workers, lightning_class,
     returned_by_epoch_hook, unwrap_iteration,
 )
 from torchlint.context.scopes import Scope, callee, in_loop
@@ -111,7 +111,7 @@ class DataloaderNotPinned(Rule):
     )
     fix = "unsafe"
     # the loop moving a loader's batches (or Lightning's `trainer.fit`) may be in another file
-    triggers = ("DataLoader", "Loader(", ".to(", ".cuda(", ".fit(")
+    triggers = (*LOADER_TRIGGERS, ".to(", ".cuda(", ".fit(")
     what = (
         "Finds the pair that makes host-to-device copies of batches asynchronous: a "
         "`DataLoader(...)` with worker processes and no `pin_memory` argument whose batches are moved to the GPU "
