@@ -3,7 +3,7 @@
 import libcst as cst
 import pytest
 
-from torchlint.context.facts import off_gpu_branch, once_only_branch
+from torchlint.context.facts import occasional_branch, off_gpu_branch, once_only_branch
 from torchlint.linter import lint_text
 from torchlint.rules import RULES_BY_CODE
 
@@ -100,6 +100,35 @@ def test_which_branch_runs_only_off_the_gpu(test, branch):
 def test_a_branch_that_sets_what_it_tests_runs_once(code, once):
     statement = cst.parse_statement(code)
     assert once_only_branch(statement.test, statement.body) is once
+
+
+@pytest.mark.parametrize("test, branch", [
+    ("self.debug", "body"),
+    ("step % 100 == 0", "body"),
+    ("(it + 1) % args.print_freq == 0", "body"),
+    ("not batch_idx % self.log_every", "body"),
+    ("self.global_step % log_interval != 0", "orelse"),
+    ("torch.isnan(loss).any()", "body"),
+    ("not torch.isfinite(cost).all().item()", "body"),
+    ("bool(x.isfinite().all())", "orelse"),
+    ("lqs.size(1) % 2 == 0", None),  # a shape, not a step counter
+    ("step % 2 == 0", None),  # every other step
+    ("(step + 1) % accumulation_steps == 0", None),  # the optimizer step of gradient accumulation
+    ("x.any()", None),
+])
+def test_a_branch_that_runs_only_now_and_then(test, branch):
+    assert occasional_branch(cst.parse_expression(test), lambda node: None) == branch
+
+
+def test_what_a_test_calls_or_names_is_resolved():
+    returned = {"self._should_log()": "self.count % self.log_freq == 0", "finite": "torch.isfinite(c)"}
+
+    def resolve(node):
+        code = cst.Module([]).code_for_node(node)
+        return cst.parse_expression(returned[code]) if code in returned else None
+
+    assert occasional_branch(cst.parse_expression("self._should_log()"), resolve) == "body"
+    assert occasional_branch(cst.parse_expression("not finite.all()"), resolve) == "body"
 
 
 def test_the_forward_of_a_data_transform_is_preprocessing_not_the_model():

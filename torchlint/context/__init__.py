@@ -10,7 +10,7 @@ re-deriving the answers. Names resolve through enclosing functions to the module
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple, Union
 
 import libcst as cst
 
@@ -18,8 +18,8 @@ from torchlint.context.calls import CallSites, is_parameter, parameter_at
 from torchlint.context.dataflow import Bindings, assigned_before, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
-    TORCH_ONLY_CALL, FunctionFacts, TextFacts, assertion_call, attribute_kinds, debugging_flag, empty_input_branch,
-    evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, iterates_dataset,
+    TORCH_ONLY_CALL, FunctionFacts, TextFacts, assertion_call, attribute_kinds, empty_input_branch,
+    evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, occasional_branch, host_consumed, iterates_dataset,
     off_gpu_branch, once_only_branch, runs_once_after_guard, steps_optimizer, takes_step, warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
@@ -286,8 +286,9 @@ class FileContext:
         stripped by ``python -O``) or a test's assertion (``self.assertGreater(...)``), an
         ``except`` handler, the arguments of a warning or an error log, a lambda that builds a
         message (``check(ok, lambda: f"got {x.max().item()}")``, called only when the check
-        fails), a branch under a debugging or statistics flag (``if self.debug:``,
-        ``if self.collect_stats:``), one that runs once (``if not
+        fails), a branch that runs now and then (under a debugging or statistics flag, ``if
+        self.debug:``; once every few steps, ``if step % 100 == 0:``; for non-finite values, ``if
+        torch.isnan(loss).any():``), one that runs once (``if not
         self._checked: self._checked = True``, ``if self.cache is None: self.cache = ...``), or one
         that handles an abnormal case it reports (``logging.warning("all invalid, skipping")``) or
         raises an error for."""
@@ -304,28 +305,36 @@ class FileContext:
                 return True
             if isinstance(node, cst.Call) and (warning_call(node.func) or assertion_call(node.func)):
                 return True
+            if isinstance(node, cst.If) and index + 1 < len(ancestors) and self._occasional(node, ancestors[index + 1]):
+                return True
             if (
                 isinstance(node, cst.If) and index + 1 < len(ancestors)
                 and ancestors[index + 1] is node.body
                 and (
-                    debugging_flag(node.test) or once_only_branch(node.test, node.body) or warning_branch(node.body)
+                    once_only_branch(node.test, node.body) or warning_branch(node.body)
                     or empty_input_branch(node.test, node.body)
                 )
             ):
                 return True
         return False
 
-    def _under_debugging_flag(self, node: cst.CSTNode) -> bool:
-        """Is ``node`` in the branch a debugging flag opens, in the function being walked
-        (``self.check_weights() if self.configs.debug else None``, ``if verbose: report(x)``)?"""
+    def _in_occasional_branch(self, node: cst.CSTNode) -> bool:
+        """Is ``node`` in a branch that runs only now and then (``occasional_branch``), in the
+        function being walked (``self.check_weights() if self.configs.debug else None``, ``if
+        step % 100 == 0: log_stats(model)``)?"""
         for holder in reversed(self.ancestors):
             holder_type = type(holder)
             if holder_type is cst.FunctionDef:
                 return False
-            if holder_type in (cst.If, cst.IfExp) and holder.body is node and debugging_flag(holder.test):
+            if holder_type in (cst.If, cst.IfExp) and self._occasional(holder, node):
                 return True
             node = holder
         return False
+
+    def _occasional(self, branching: Union[cst.If, cst.IfExp], branch: cst.CSTNode) -> bool:
+        """Is ``branch`` (a child of ``branching``) the side its test opens only now and then?"""
+        taken = "body" if branch is branching.body else "orelse" if branch is branching.orelse else None
+        return taken is not None and occasional_branch(branching.test, self._test_value) == taken
 
     def in_export_branch(self) -> bool:
         """Inside a branch that runs only while exporting, tracing or scripting the model
@@ -337,6 +346,25 @@ class FileContext:
         model.training:``): statistics of a validation pass, not of a training step."""
         function = self.scope.function
         return function.kind == "function" and loss_code(function) and self._in_branch(evaluation_only_branch)
+
+    def _test_value(self, node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+        """For a test: what a name was assigned (``finite = torch.isfinite(x)``), or what
+        ``self.<method>()`` returns when the class's method only returns (``self._should_log()``)."""
+        if isinstance(node, cst.Name):
+            return self.value_of(node.value)
+        func = node.func if isinstance(node, cst.Call) else None
+        cls = self.scope.enclosing_class
+        if cls is None or not isinstance(cls.node, cst.ClassDef) or not (
+            isinstance(func, cst.Attribute) and is_name(func.value, "self")
+        ):
+            return None
+        for statement in cls.node.body.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == func.attr.value:
+                body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else (statement.body,)
+                code = [line for line in body if not _docstring(line)]
+                only = code[0].body[0] if len(code) == 1 and isinstance(code[0], cst.SimpleStatementLine) else None
+                return only.value if isinstance(only, cst.Return) else None
+        return None
 
     def in_off_gpu_branch(self) -> bool:
         """Inside a branch that runs only for tensors off the GPU (``if x.is_cpu:``, ``if
@@ -997,7 +1025,7 @@ class FileContext:
         if self._validates_with_object(func):
             return  # `if not self.training: self.error_calculator(...)`: statistics of evaluation
         held_call = _held_call(func)
-        if (isinstance(func, cst.Name) or held_call is not None) and not self._under_debugging_flag(node):
+        if (isinstance(func, cst.Name) or held_call is not None) and not self._in_occasional_branch(node):
             scope.called.add(dotted_name(func) or "")  # helper(x), self.f(x), self.assigner.assign(x)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value not in self.imports.names:
             built = self.value_of(func.value.value)  # agent = Agent(...) ... agent.update(batch)
@@ -1209,6 +1237,12 @@ def _runs_per_call(cls: Scope) -> bool:
         isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "__call__"
         and isinstance(node.func.value, cst.Call) and is_name(node.func.value.func, "super")
         for node in descendants(call)
+    )
+
+
+def _docstring(line: cst.CSTNode) -> bool:
+    return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Expr) and isinstance(
+        line.body[0].value, cst.BaseString
     )
 
 

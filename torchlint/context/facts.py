@@ -33,6 +33,9 @@ _DEBUGGING_WORDS = frozenset(
     "debug debugging verbose stats statistics collect profile profiling monitor logging print printing "
     "visualize visualise plot".split()
 )
+# A counter of steps, batches or calls, as `step % log_every` tests it (`i`, `global_step`, `batch_idx`).
+_COUNTER = re.compile(r"step|iter|batch|update|count|call|^(i|it|idx|n_iter)$|_(i|idx)$", re.IGNORECASE)
+_PERIOD = re.compile(r"log|print|freq|interval|every|display|report|eval|val|save|checkpoint|vis|summary|plot", re.IGNORECASE)
 _WARNING_CALLS = frozenset("warn warning error exception critical fatal".split())
 # What `x.size(...)` and `x.view(b, -1)` record among x's members: calls only a tensor answers
 # (numpy's `size` is a number, its `view` takes a dtype).
@@ -499,6 +502,73 @@ def evaluation_only_branch(test: cst.BaseExpression) -> Optional[str]:
     """Which branch of ``if test:`` runs only in evaluation mode: the ``else`` of ``if
     self.training:`` (also ``if self.training or x is None:``), the body of ``if not self.training:``."""
     return only_branch(test, lambda part: "orelse" if (dotted_name(part) or "").endswith(".training") else None)
+
+
+def occasional_branch(
+    test: cst.BaseExpression, resolve: Callable[[cst.BaseExpression], Optional[cst.BaseExpression]]
+) -> Optional[str]:
+    """Which branch of ``if test:`` runs only now and then: under a debugging flag (``if
+    self.debug:``), once every few steps (``if step % 100 == 0:``, ``if self._should_log():``)
+    or for non-finite values (``if torch.isnan(loss).any():``, the ``else`` of ``if
+    torch.isfinite(cost).all():``). ``resolve`` gives what a name was assigned, or what a method
+    called without arguments returns (``self._should_log()``), when known."""
+    if debugging_flag(test):
+        return "body"
+
+    def basic(part: cst.BaseExpression) -> Optional[str]:
+        if isinstance(part, cst.Name) or isinstance(part, cst.Call) and not part.args:
+            part = resolve(part) or part
+        return _every_few(part) or _non_finite(part, resolve)
+
+    return only_branch(test, basic)
+
+
+def _every_few(test: cst.BaseExpression) -> Optional[str]:
+    """"body" for ``step % n == 0``; "orelse" for ``step % n`` and ``step % n != 0``: a counter
+    of steps, calls or batches (``i``, ``global_step``, ``self.step_count``, ``(it + 1)``) taken
+    modulo a logging period (not ``x.size(1) % 2``, nor every other step, nor the optimizer
+    step of gradient accumulation)."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        if isinstance(comparison.comparator, cst.Integer) and comparison.comparator.value == "0" and _counted(test.left):
+            return {cst.Equal: "body", cst.NotEqual: "orelse"}.get(type(comparison.operator))
+        return None
+    return "orelse" if _counted(test) else None  # `step % n` is truthy between the steps it is zero on
+
+
+def _counted(node: cst.BaseExpression) -> bool:
+    """``step % log_every``: a step counter taken modulo the period of logging, evaluation or
+    saving, or a number of at least 5."""
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo)):
+        return False
+    counter, period = node.left, node.right
+    if isinstance(counter, cst.BinaryOperation) and isinstance(counter.operator, cst.Add):
+        counter = counter.left  # (step + 1) % every
+    name = dotted_name(counter)
+    if name is None or not _COUNTER.search(name.rsplit(".", 1)[-1]):
+        return False
+    if isinstance(period, cst.Integer):
+        return int(period.value, 0) >= 5
+    period_name = dotted_name(period)  # `log_every`, `args.print_freq`; not `grad_accumulation_steps`
+    return period_name is not None and bool(_PERIOD.search(period_name.rsplit(".", 1)[-1]))
+
+
+def _non_finite(test: cst.BaseExpression, resolve: Callable[[cst.BaseExpression], Optional[cst.BaseExpression]]) -> Optional[str]:
+    """"body" for a test that holds for non-finite values (``torch.isnan(x).any()``,
+    ``math.isinf(v)``), "orelse" for one that holds when all are finite (``x.isfinite().all()``,
+    ``finite.all()`` of ``finite = torch.isfinite(x)``)."""
+    for _ in range(4):
+        if isinstance(test, cst.Call) and is_name(test.func, "bool") and len(test.args) == 1:
+            test = test.args[0].value
+        elif method_call(test, "item", "all", "any") is not None:
+            test = test.func.value
+        elif isinstance(test, cst.Name):
+            test = resolve(test) or test
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.BitInvert):
+            return {"body": "orelse", "orelse": "body"}.get(_non_finite(test.expression, resolve) or "")
+    name = dotted_name(test.func) if isinstance(test, cst.Call) else None
+    check = name.rsplit(".", 1)[-1] if name else None
+    return "orelse" if check == "isfinite" else "body" if check in ("isnan", "isinf") else None
 
 
 def export_only_branch(test: cst.BaseExpression) -> Optional[str]:

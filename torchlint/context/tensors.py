@@ -353,18 +353,24 @@ def _combine(left: Optional[str], right: Optional[str]) -> Optional[str]:
     return None
 
 
+# A tensor's in-place operations (numpy arrays and modules have none): `exp_avg.mul_(beta1)`
+# holds a tensor and returns it.
+_IN_PLACE = frozenset(
+    "add_ sub_ mul_ div_ addcdiv_ addcmul_ pow_ sqrt_ exp_ log_ neg_ abs_ lerp_ copy_ fill_ zero_ uniform_ "
+    "normal_ clamp_ clamp_min_ clamp_max_ masked_fill_ scatter_ scatter_add_ index_add_ index_put_".split()
+)
 # Members that only torch tensors have (numpy arrays, lists and numbers lack them): a name
 # used with one holds a tensor.
-TORCH_ONLY_MEMBERS = frozenset(
+TORCH_ONLY_MEMBERS = _IN_PLACE | frozenset(
     "backward detach cpu cuda numpy requires_grad grad grad_fn device is_cuda unsqueeze permute contiguous "
-    "masked_fill masked_fill_ new_zeros new_ones new_empty new_full new_tensor type_as softmax log_softmax "
+    "masked_fill new_zeros new_ones new_empty new_full new_tensor type_as softmax log_softmax "
     "float half long bool to expand expand_as repeat_interleave numel data_ptr isfinite isnan isinf "
-    "masked_select index_select topk clamp clamp_ sigmoid unbind narrow logsumexp nelement "
-    "bincount count_nonzero gather scatter scatter_ scatter_add scatter_add_ index_add index_add_ index_put_".split()
+    "masked_select index_select topk clamp sigmoid unbind narrow logsumexp nelement "
+    "bincount count_nonzero gather scatter scatter_add index_add".split()
 )
 # Methods of TORCH_ONLY_MEMBERS that return a tensor and that a module lacks (`model.float()`
 # is a module): whatever they are called on, the result is a tensor.
-TENSOR_RESULT_METHODS = frozenset(
+TENSOR_RESULT_METHODS = _IN_PLACE | frozenset(
     "detach unsqueeze permute contiguous masked_fill new_zeros new_ones new_empty new_full new_tensor type_as "
     "softmax log_softmax expand_as repeat_interleave masked_select index_select clamp sigmoid narrow "
     "logsumexp".split()

@@ -64,7 +64,7 @@ class HostSyncInHotPath(Rule):
         "`if t:` / `while t:` / "
         "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
         "comparison is a truth test), and `print(t)`; the builtins and truth tests need evidence that "
-        "`t` is a tensor (used as one, annotated `Tensor`, or an item of a parameter annotated "
+        "`t` is a tensor (used as one, also by an in-place operation, `exp_avg.mul_(beta)`; annotated `Tensor`; or an item of a parameter annotated "
         "`Dict[str, Tensor]`). In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions (by name, or by a `.backward()` "
         "of their result: `loss = model.neg_log_likelihood(x, tags)`) and loss "
@@ -72,7 +72,7 @@ class HostSyncInHotPath(Rule):
         "`multi_apply(self._targets_single, ...)`) every one is reported, also `.item()` and `if x.any():` / "
         "`x.all()`, or `x.sum() == 0`, on a value whose kind the file cannot tell (there they are a "
         "tensor's). In step code (`training_step` and its "
-        "family, training-loop bodies, a callback's per-batch hooks such as `on_train_batch_end`) only "
+        "family, training-loop bodies, a callback's per-batch hooks such as `on_train_batch_end`, an optimizer's `step`) only "
         "those that run once per element are reported: inside "
         "a loop or comprehension nested in the step (also a `for task in range(meta_batch_size)` loop that "
         "back-propagates each task and leaves the optimizer step to the loop around it; not in what such a loop walks, read once before it "
@@ -113,7 +113,10 @@ class HostSyncInHotPath(Rule):
         "or to a function of the file that does: `distance_maps(target.cpu())`), and `.cpu()` copies passed straight to a callable outside torch and outside the file (`self.scorer(hyp.cpu(), ref.cpu())`: an edit-distance scorer or a feature extractor asked for host data), or collected by a comprehension (`[w[b].cpu() for b in range(B)]`). Nor on host tensors "
         "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
-        "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`, or a function after its guard `if self.inited: return` that sets the flag) or returns early for an empty input (`if len(boxes) == 0: return ...`), in a lambda that builds a message (`check(ok, lambda: "
+        "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`, or a function after its guard `if self.inited: return` that sets the flag) or returns early for an empty input (`if len(boxes) == 0: return ...`), "
+        "in a branch that runs once every few steps (`if step % log_every == 0:`, `if self._should_log():` of a method returning such a test; "
+        "not `(i + 1) % accumulation_steps`, the optimizer step itself) or only for non-finite values (`if torch.isnan(loss).any():`, "
+        "the `else` of `if torch.isfinite(cost).all():`), in a lambda that builds a message (`check(ok, lambda: "
         "f\"got {x.max().item()}\")`: it runs only when the check fails), in code that runs only off "
         "the GPU (`if x.device.type == \"cpu\":`, `if x.is_cpu:`, also through a name, `is_mps = x.device.type == \"mps\"`, "
         "after `if x.is_cuda: return ...`), "
@@ -128,13 +131,29 @@ class HostSyncInHotPath(Rule):
         "`torch._check`: `n = t.item(); torch._check(n > 0)` makes data a symbolic size), for shapes and sizes (`int(x.shape[0])`), for identity tests "
         "(`if mask is None`), for numpy values (`np.ceil(np.log(n)).astype(int).item()`, `seq.max()` of a "
         "`seq` the function tests with `isinstance(seq, np.ndarray)`), in helpers "
-        "called only under a debugging flag (`self.check_weights() if self.configs.debug else None`), "
+        "called only in such branches or under a debugging flag (`self.check_weights() if self.configs.debug else None`), "
         "or for bare parameters whose use shows nothing tensor-like "
         "(`if use_cache:`), nor for the `lengths` given to `pack_padded_sequence`, which takes them "
         "only in host memory (already there when they come from the collate function), also "
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import torch
+            from lightning import Callback
+
+            class TrainingStats(Callback):
+                def _should_log(self):
+                    return self.step_count % self.log_freq == 0
+
+                def _gradient_stats(self, module):
+                    return {name: p.grad.abs().max().item() for name, p in module.named_parameters()}
+
+                def on_after_backward(self, trainer, module):  # per batch, but logs every log_freq steps
+                    if self._should_log():
+                        module.log_dict(self._gradient_stats(module))
+                    self.step_count += 1
+        """),
         Valid("""
             import numpy as np
             from torch import nn
@@ -644,6 +663,30 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Matcher(nn.Module):
+                def forward(self, cost):
+                    if not torch.isfinite(cost).all().item():  # expect: TL201
+                        finite = cost[torch.isfinite(cost)]  # only for non-finite costs: a rare path
+                        cost = torch.nan_to_num(cost, nan=finite.max().item() + 1)
+                    return cost.argmin(-1)
+        """),
+        Invalid("""
+            import torch
+
+            class DAdaptAdam(torch.optim.Optimizer):
+                def step(self, closure=None):  # once per training step
+                    g_sq = 0.0
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            state = self.state[p]
+                            state["exp_avg"].mul_(0.9).add_(p.grad, alpha=0.1)  # in place: a tensor's
+                            g_sq += state["exp_avg"].div_(p.grad.abs() + 1e-8).sum().item()  # expect: TL201
+                    return g_sq
+        """),
         Invalid("""
             import torch
 
