@@ -111,6 +111,8 @@ def test_a_branch_that_sets_what_it_tests_runs_once(code, once):
     ("torch.isnan(loss).any()", "body"),
     ("not torch.isfinite(cost).all().item()", "body"),
     ("bool(x.isfinite().all())", "orelse"),
+    ("not (torch.isfinite(a) & torch.isfinite(b)).all()", "body"),
+    ("(torch.isfinite(a) & (a > 0)).all()", None),
     ("lqs.size(1) % 2 == 0", None),  # a shape, not a step counter
     ("step % 2 == 0", None),  # every other step
     ("(step + 1) % accumulation_steps == 0", None),  # the optimizer step of gradient accumulation

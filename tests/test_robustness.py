@@ -170,3 +170,29 @@ def test_stdlib_parsed_and_walked_by_every_rule(stdlib_files):
     errors = {path: errors for path, _, errors in results if errors}
     assert all(len(e) == 1 and e[0].startswith("not linted: valid Python that libcst") for e in errors.values())
     assert len(errors) <= len(stdlib_files) // 100
+
+
+def test_a_failing_rule_is_named_and_the_others_still_lint(monkeypatch):
+    from torchlint.rules.tl101_factory_without_device import FactoryWithoutDevice
+
+    def fail(self, node):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(FactoryWithoutDevice, "visit_Call", fail, raising=False)
+    result = lint_text("import torch\nmodel = torch.nn.DataParallel(net)\n" + BAD, "a.py", ALL_RULES)
+    assert result.errors == ["internal error in TL101 (factory-without-device): ValueError: boom"]
+    assert [d.code for d in result.diagnostics] == ["TL401"]
+
+
+def test_a_failing_context_fails_the_file_with_its_own_error(tmp_path, monkeypatch):
+    from torchlint.context import FileContext
+
+    def fail(self, node):
+        raise RecursionError("deep")
+
+    monkeypatch.setattr(FileContext, "visit_Call", fail)
+    (tmp_path / "a.py").write_text(BAD)
+    (tmp_path / "b.py").write_text("x = 1\n")  # no rule wakes for it: linted without the context
+    failed, clean = run([str(tmp_path / "a.py"), str(tmp_path / "b.py")], Settings(), Options())
+    assert failed.errors == [f"{tmp_path / 'a.py'}: internal error: RecursionError: deep"]
+    assert clean.errors == [] and clean.diagnostics == []

@@ -134,13 +134,17 @@ def _run_rules(
     except _RuleFailed:
         raise
     except Exception as error:  # a rule's hook raised: find which, report it, go on without it
-        raise _RuleFailed(_culprit(error, rules), error) from error
+        culprit = _culprit(error)
+        if culprit is None:
+            raise  # the shared context failed: no rule can lint this file
+        raise _RuleFailed(culprit, error) from error
     return findings, context
 
 
-def _culprit(error: BaseException, rules: List[Rule]) -> Rule:
+def _culprit(error: BaseException) -> Optional[Rule]:
+    """The rule whose code raised ``error``, if a rule's did."""
     traceback = error.__traceback__
-    culprit = rules[0]
+    culprit = None
     while traceback is not None:
         owner = traceback.tb_frame.f_locals.get("self")
         if isinstance(owner, Rule):

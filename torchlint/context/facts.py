@@ -553,10 +553,14 @@ def _counted(node: cst.BaseExpression) -> bool:
     return period_name is not None and bool(_PERIOD.search(period_name.rsplit(".", 1)[-1]))
 
 
-def _non_finite(test: cst.BaseExpression, resolve: Callable[[cst.BaseExpression], Optional[cst.BaseExpression]]) -> Optional[str]:
+def _non_finite(
+    test: cst.BaseExpression, resolve: Callable[[cst.BaseExpression], Optional[cst.BaseExpression]], depth: int = 0
+) -> Optional[str]:
     """"body" for a test that holds for non-finite values (``torch.isnan(x).any()``,
     ``math.isinf(v)``), "orelse" for one that holds when all are finite (``x.isfinite().all()``,
-    ``finite.all()`` of ``finite = torch.isfinite(x)``)."""
+    ``finite.all()`` of ``finite = torch.isfinite(a) & torch.isfinite(b)``)."""
+    if depth > 4:
+        return None  # `mask = mask & other`: names followed this far are enough
     for _ in range(4):
         if isinstance(test, cst.Call) and is_name(test.func, "bool") and len(test.args) == 1:
             test = test.args[0].value
@@ -565,7 +569,11 @@ def _non_finite(test: cst.BaseExpression, resolve: Callable[[cst.BaseExpression]
         elif isinstance(test, cst.Name):
             test = resolve(test) or test
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.BitInvert):
-            return {"body": "orelse", "orelse": "body"}.get(_non_finite(test.expression, resolve) or "")
+            return {"body": "orelse", "orelse": "body"}.get(_non_finite(test.expression, resolve, depth + 1) or "")
+        if isinstance(test, cst.BinaryOperation) and isinstance(test.operator, (cst.BitAnd, cst.BitOr)):
+            sides = {_non_finite(test.left, resolve, depth + 1), _non_finite(test.right, resolve, depth + 1)}
+            joined = "orelse" if isinstance(test.operator, cst.BitAnd) else "body"  # all finite; any non-finite
+            return joined if sides == {joined} else None
     name = dotted_name(test.func) if isinstance(test, cst.Call) else None
     check = name.rsplit(".", 1)[-1] if name else None
     return "orelse" if check == "isfinite" else "body" if check in ("isnan", "isinf") else None

@@ -110,7 +110,8 @@ class HostSyncInHotPath(Rule):
         "control flow (`torch.where` instead of `if`). Not reported where the data has to reach the "
         "host: `.numpy()` conversions and `.cpu()` copies a function hands to numpy, scipy, OpenCV "
         "and the like (`C = C.cpu()` ... `linear_sum_assignment(C[i])`, also element by element in a loop, "
-        "or to a function of the file that does: `distance_maps(target.cpu())`), and `.cpu()` copies passed straight to a callable outside torch and outside the file (`self.scorer(hyp.cpu(), ref.cpu())`: an edit-distance scorer or a feature extractor asked for host data), or collected by a comprehension (`[w[b].cpu() for b in range(B)]`). Nor on host tensors "
+        "or to a function of the file that does: `distance_maps(target.cpu())`), and `.cpu()` copies passed straight to a callable outside torch and outside the file (`self.scorer(hyp.cpu(), ref.cpu())`: an edit-distance scorer or a feature extractor asked for host data), or collected by a comprehension (`[w[b].cpu() for b in range(B)]`), or, outside forward and losses, packed into a dict "
+        "(`{\"boxes\": r[\"boxes\"].cpu(), ...}`: host data for a metric or a writer). Nor on host tensors "
         "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
         "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`, or a function after its guard `if self.inited: return` that sets the flag) or returns early for an empty input (`if len(boxes) == 0: return ...`), "
@@ -138,6 +139,16 @@ class HostSyncInHotPath(Rule):
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import torch
+            from lightning import Callback
+
+            class KeypointMetric(Callback):
+                def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+                    for result in outputs:  # per image: host copies packed for the metric
+                        self.predictions.append({"boxes": result["boxes"].detach().cpu(),
+                                                 "scores": result["scores"].detach().cpu()})
+        """),
         Valid("""
             import torch
             from lightning import Callback
@@ -1172,7 +1183,7 @@ class HostSyncInHotPath(Rule):
                 # `.item()` of a value of unknown kind: in model code (forward, a loss) it is a
                 # tensor's; elsewhere it may as well be a numpy scalar's
                 what = "`.to(cpu)`" if method.attr.value == "to" else f"`.{method.attr.value}()`"
-                self._flag(node, what, tensor_passed, model_code_only=unknown_item)
+                self._flag(node, what, tensor_passed, model_code_only=unknown_item or self._packed_in_dict(node))
             return
         name = self.ctx.qualname(node.func)
         args = positional(node)
@@ -1330,6 +1341,12 @@ class HostSyncInHotPath(Rule):
             return self.ctx.passes_to_host_library(call, arg)  # compute_dtm(target.cpu()) ... scipy
         return not (self.ctx.qualname(call.func) or "").startswith("torch.")
 
+    def _packed_in_dict(self, node: cst.Call) -> bool:
+        """Is ``node`` a value of a dict (``{"boxes": r["boxes"].cpu(), ...}``, ``{k: v.cpu() for
+        ...}``)? Outside model code that is host data packed for a metric or a writer."""
+        parent = self.ctx.ancestors[-1] if self.ctx.ancestors else None
+        return isinstance(parent, (cst.DictComp, cst.DictElement)) and parent.value is node
+
     def _shows_tensor(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.FormattedString):
             return any(
@@ -1416,7 +1433,7 @@ class HostSyncInHotPath(Rule):
             return
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
         if model_code_only:
-            keep = in_model_code
+            keep = lambda scope: in_model_code(scope) and (tensor_passed is None or tensor_passed())  # noqa: E731
         elif self._walked_iterable(node):  # `for p in logits.tolist():` reads once, before the loop
             per_run = _per_call_or_per_element(False, tensor_passed)
             keep = lambda scope: per_run(scope.parent if scope.kind == "loop" and scope.parent else scope)  # noqa: E731
