@@ -15,7 +15,7 @@ def codes(text, path="train.py", code="TL501"):
 
 
 @pytest.mark.parametrize("path", ["tests/data/loaders.py", "pkg/test_utils/scripts/run.py", "conftest.py",
-                                  "pkg\\tests\\x.py"])
+                                  "pkg\\tests\\x.py", "pkg/utils/unittests/model_tests.py"])
 def test_test_code_is_recognised_by_path(path):
     assert codes(LOADER, path) == []
 

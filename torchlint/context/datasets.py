@@ -32,7 +32,7 @@ _CONVERTING_METHODS = frozenset("float long int double toarray todense astype sq
 NO_WORKERS = "no workers"  # what a file offers for its dataset classes that workers cannot help
 _SUBSETS = frozenset({"torch.utils.data.Subset", "torch.utils.data.random_split"})  # parts of their first argument
 _SET_UP = frozenset({"__init__", "setup", "prepare_data"})  # run before any epoch
-_TEST_FOLDER = re.compile(r"(^|[\\/])(tests?|testing|test_utils)[\\/]|(^|[\\/])conftest\.py$")
+_TEST_FOLDER = re.compile(r"(^|[\\/])(tests?|unittests?|testing|test_utils)[\\/]|(^|[\\/])conftest\.py$")
 _TEST_FILE = re.compile(r"(^|[\\/])(test_\w*|\w*_test)\.py$")
 
 
@@ -41,7 +41,7 @@ def module_classes(module: cst.Module) -> Dict[str, cst.ClassDef]:
 
 
 def is_test_module(module: cst.Module, imports, path: str = "") -> bool:
-    """Test code: under a tests/test_utils folder, a conftest, a module defining a
+    """Test code: under a tests/unittests/test_utils folder, a conftest, a module defining a
     ``unittest.TestCase``, or one defining what pytest collects (top-level ``test_*`` functions,
     ``Test*`` classes without ``__init__``) that is named ``test_*.py``/``*_test.py`` or imports
     pytest. A name alone does not make test code (``test_time_augmentation.py`` holding a
