@@ -559,23 +559,31 @@ def _non_finite(
     """"body" for a test that holds for non-finite values (``torch.isnan(x).any()``,
     ``math.isinf(v)``), "orelse" for one that holds when all are finite (``x.isfinite().all()``,
     ``finite.all()`` of ``finite = torch.isfinite(a) & torch.isfinite(b)``)."""
+    test_type = type(test)
     if depth > 4:
         return None  # `mask = mask & other`: names followed this far are enough
-    for _ in range(4):
-        if isinstance(test, cst.Call) and is_name(test.func, "bool") and len(test.args) == 1:
-            test = test.args[0].value
-        elif method_call(test, "item", "all", "any") is not None:
-            test = test.func.value
-        elif isinstance(test, cst.Name):
-            test = resolve(test) or test
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.BitInvert):
-            return {"body": "orelse", "orelse": "body"}.get(_non_finite(test.expression, resolve, depth + 1) or "")
-        if isinstance(test, cst.BinaryOperation) and isinstance(test.operator, (cst.BitAnd, cst.BitOr)):
-            sides = {_non_finite(test.left, resolve, depth + 1), _non_finite(test.right, resolve, depth + 1)}
-            joined = "orelse" if isinstance(test.operator, cst.BitAnd) else "body"  # all finite; any non-finite
-            return joined if sides == {joined} else None
-    name = dotted_name(test.func) if isinstance(test, cst.Call) else None
-    check = name.rsplit(".", 1)[-1] if name else None
+    if test_type is cst.Name:
+        value = resolve(test)
+        return None if value is None else _non_finite(value, resolve, depth + 1)
+    if test_type is cst.UnaryOperation and type(test.operator) is cst.BitInvert:
+        return {"body": "orelse", "orelse": "body"}.get(_non_finite(test.expression, resolve, depth + 1) or "")
+    if test_type is cst.BinaryOperation and type(test.operator) in (cst.BitAnd, cst.BitOr):
+        sides = {_non_finite(test.left, resolve, depth + 1), _non_finite(test.right, resolve, depth + 1)}
+        joined = "orelse" if type(test.operator) is cst.BitAnd else "body"  # all finite; any non-finite
+        return joined if sides == {joined} else None
+    if test_type is not cst.Call:
+        return None
+    func = test.func
+    if type(func) is cst.Attribute:
+        check = func.attr.value
+        if check in ("item", "all", "any"):
+            return _non_finite(func.value, resolve, depth + 1)  # t.isnan().any().item()
+    elif type(func) is cst.Name:
+        check = func.value
+        if check == "bool" and len(test.args) == 1:
+            return _non_finite(test.args[0].value, resolve, depth + 1)
+    else:
+        return None
     return "orelse" if check == "isfinite" else "body" if check in ("isnan", "isinf") else None
 
 
