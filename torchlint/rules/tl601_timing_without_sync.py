@@ -8,7 +8,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from torchlint.context import NOT, TENSOR
+from torchlint.context import NOT, STEP, TENSOR
 from torchlint.context.datasets import module_classes
 from torchlint.context.devices import waiting_copy_to_host
 from torchlint.context.scopes import Scope, callee, is_training_step_call, method_def
@@ -24,6 +24,8 @@ _TIMERS = frozenset(
 )
 
 
+# What only a module (a model) is asked for: `model.train()`, `model.parameters()`.
+_MODULE_MEMBERS = frozenset({"train", "eval", "parameters", "named_parameters", "modules", "zero_grad"})
 _TIMER = "@timer"  # the key a module's timing context manager (function or class) is offered by
 _TIMER_METHOD = "@timer_method."  # the key, with the method's name, a timing context-manager method is offered by
 _BATCH_END = re.compile(r"^on_(\w+_)?batch_end$")  # a callback's hook after each batch: `on_train_batch_end`
@@ -89,7 +91,8 @@ class TimingWithoutSync(Rule):
         "an interval; it closes none. GPU work is a "
         "`.backward()`, an `optimizer.step()`, arithmetic on tensors, a call on or with a tensor (also an "
         "entry of a batch moved to the device: `batch[\"frame\"].to(device)`), or a call of a model the "
-        "function moves to the device (`model = model.cuda()` ... `model(inputs)`). Only in files that use "
+        "function moves to the device (`model = model.cuda()` ... `model(inputs)`) or, in a training loop, "
+        "trains (`model.train()` ... `model(**batch)`). Only in files that use "
         "CUDA or move data to a device held in a variable (`x.to(device)`). A clock read inside a loop that never restarts it (`elapsed = time.time() - "
         "start_time` for an ETA or a progress line) is not reported: it spans every iteration so "
         "far, so at most the last few queued steps are missing from it. Nor is one read after a whole "
@@ -363,6 +366,27 @@ class TimingWithoutSync(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import time
+            from contextlib import contextmanager
+            import torch
+
+            @contextmanager
+            def timer(name, stats):
+                start = time.perf_counter()
+                yield
+                stats[name] = time.perf_counter() - start
+
+            def train_epoch(model, loader, optimizer, stats):
+                model.train()
+                for batch in loader:
+                    batch = {k: v.to("cuda", non_blocking=True) for k, v in batch.items()}
+                    with timer("forward_time", stats):  # expect: TL601
+                        loss = model(**batch)["loss"]  # the model this loop trains
+                    loss.backward()
+                    optimizer.step()
+                    optimizer.zero_grad()
+        """),
         Invalid("""
             import time
             import lightning.pytorch as pl
@@ -915,7 +939,17 @@ class TimingWithoutSync(Rule):
             return self.ctx.tensor_kind(node) != NOT  # x.size(0), x.dim(): metadata, no kernel
         if isinstance(func, cst.Name) and self.ctx.uses_member(func.value, DEVICE_METHODS):
             return True  # model(x) of a model the function moves to the device (`model = model.cuda()`)
+        if isinstance(func, cst.Name) and self.ctx.uses_member(func.value, _MODULE_MEMBERS) and self._in_training_loop():
+            return True  # model(**batch) in a loop that back-propagates and steps, of a `model.train()`
         return any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args)
+
+    def _in_training_loop(self) -> bool:
+        scope: Optional[Scope] = self.ctx.scope
+        while scope is not None and scope.kind == "loop":
+            if scope.hot_kind == STEP:
+                return True
+            scope = scope.parent
+        return False
 
     def _steps_elsewhere(self, node: cst.Call) -> bool:
         """``trainer.update(batch)``: a method of that name of a class of the file or of the
