@@ -81,6 +81,10 @@ def _follow(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode], kind: Callable,
                 return _Flow(met, current, parent)
             step = 2
         elif isinstance(parent, cst.Subscript) and parent.value is current:
+            if isinstance(grand, (cst.AssignTarget, cst.AugAssign)) and grand.target is parent:
+                statement = ancestors[i - 2] if isinstance(grand, cst.AssignTarget) and i >= 2 else grand
+                value = getattr(statement, "value", None)  # out[i] = self.head(x[i]): copied to the host per write
+                return _Flow(value if value is not None and kind(value) == TENSOR else None, current, parent)
             if vector and _element(parent, kind):
                 return _Flow(None, current, parent)
         elif isinstance(parent, cst.Index) and isinstance(grand, cst.SubscriptElement) and i >= 2:
@@ -190,7 +194,8 @@ class FactoryMeetsDeviceTensor(Rule):
         "Finds tensor factories called without `device=` in `forward`, a loss, or a helper of "
         "those, whose result meets a tensor that lives on the model's device: an operand of the "
         "same arithmetic or comparison, an index into it, another argument of the same torch call, "
-        "or an argument of its method (`x.masked_fill(mask, 0)`). The result is followed through "
+        "or an argument of its method (`x.masked_fill(mask, 0)`), or a buffer a device tensor is written into "
+        "(`out[i] = hidden[i].max(0).values`: a copy to the host per write). The result is followed through "
         "assignments in the same function (`mask = torch.ones(x.shape[0])` ... `x * mask`) and "
         "through tensor-preserving steps (`.bool()`, `[None]`, `torch.triu(...)`), also when such a "
         "step rebinds the name (`idx = idx[..., None]` ... `x[idx, keep]`). As an index into a "
@@ -435,6 +440,27 @@ class FactoryMeetsDeviceTensor(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class MaxPool(nn.Module):
+                def forward(self, hidden, lengths):
+                    out = torch.zeros(hidden.shape[0], hidden.shape[-1])  # expect: TL102
+                    for i in range(hidden.shape[0]):
+                        out[i] = hidden[i, : lengths[i]].max(0).values  # a device-to-host copy per row
+                    return out
+        """, fixed="""
+            import torch
+            from torch import nn
+
+            class MaxPool(nn.Module):
+                def forward(self, hidden, lengths):
+                    out = torch.zeros(hidden.shape[0], hidden.shape[-1], device=hidden.device)
+                    for i in range(hidden.shape[0]):
+                        out[i] = hidden[i, : lengths[i]].max(0).values  # a device-to-host copy per row
+                    return out
+        """),
         Invalid("""
             import torch
 
