@@ -330,6 +330,48 @@ def test_a_helper_called_only_from_cold_code_stays_silent(tmp_path):
     assert found(paths) == []
 
 
+def test_a_metric_compute_its_base_forward_calls_stays_cold_with_what_it_calls(tmp_path):
+    paths = write(tmp_path, {
+        "metrics/__init__.py": "",
+        "metrics/base.py": """
+            import torch
+
+            class Metric(torch.nn.Module):
+                def forward(self, preds, target):
+                    self.update(preds, target)
+                    return self.compute()
+        """,
+        "metrics/functional.py": """
+            import torch
+
+            def pearson_compute(cov, var):
+                if (var < 1e-8).any():  # once per epoch
+                    print("variance too small")
+                return cov / var.sqrt()
+
+            def pearson_update(preds, target):
+                if (preds.isnan()).any():  # on every batch
+                    raise ValueError("nan")
+                return (preds * target).sum(), (preds * preds).sum()
+        """,
+        "metrics/pearson.py": """
+            import torch
+            from .base import Metric
+            from .functional import pearson_compute, pearson_update
+
+            class Pearson(Metric):
+                def update(self, preds, target):
+                    cov, var = pearson_update(preds, target)
+                    self.cov += cov
+                    self.var += var
+
+                def compute(self):
+                    return pearson_compute(self.cov, self.var)
+        """,
+    })
+    assert found(paths) == [("functional.py", 10, "TL201")]
+
+
 def test_fix_mode_reports_what_other_files_make_hot(package):
     assert found(package, mode=FIX) == [("ops.py", 6, "TL201"), ("ops.py", 6, "TL202")]
 

@@ -650,7 +650,7 @@ class FileContext:
             reaches = sorted(scope.imported) + self._self_calls(scope)
             if kind is not None:
                 facts.hot_calls.extend((target, kind) for target in reaches)
-            elif reaches:
+            elif reaches and not scope.function.cold:  # what cold code calls stays cold
                 for name in self._reached_as(scope.function):
                     facts.calls.setdefault(name, []).extend(reaches)
         waiting: Dict[Scope, Tuple[str, ...]] = {}  # function -> the kinds of hot code that make a finding count
@@ -882,6 +882,8 @@ class FileContext:
                 isinstance(call, cst.Call) and is_training_step_call(call.func) for call in descendants(node.body)
             ):  # `loss_and_grads` of an inference algorithm: it back-propagates, a training step
                 scope.hot_reason, scope.hot_kind = f"training step {name}", STEP
+        elif cls is not None and name == "compute" and method_def(cls.node, "update") is not None:
+            scope.cold = True  # a metric's compute(): once per epoch, over the states its update() gathered
         self._register(scope)
         self._scopes.append(scope)
         self._bindings[scope] = bindings = Bindings()

@@ -182,7 +182,8 @@ def host_consumed(root: cst.CSTNode, qualname: Callable) -> Set[str]:
     """The names a function hands to numpy, scipy, OpenCV and the like, which take host arrays
     only: passed to them, walked by a loop or comprehension that passes its elements
     (``[linear_sum_assignment(c) for c in C]``), or viewed by a name that is passed
-    (``mask = gt[b].byte()`` ... ``distance_transform_edt(mask)``)."""
+    (``mask = gt[b].byte()`` ... ``distance_transform_edt(mask)``), also in a tuple of them
+    (``args = (d_v[i], c_v[i])`` ... ``fsolve(f, x0, args=args)``)."""
     sources: Dict[str, Set[str]] = {}  # a loop's target, or a view's name -> the names it comes from
     passed: List[str] = []
     for node in descendants(root):
@@ -193,9 +194,11 @@ def host_consumed(root: cst.CSTNode, qualname: Callable) -> Set[str]:
             for target in _names_in(loop.target):
                 sources.setdefault(target, set()).update(_names_in(loop.iter))
         elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            viewed = _viewed(node.value)
-            if viewed is not None:
-                sources.setdefault(node.targets[0].target.value, set()).add(viewed)
+            parts = node.value.elements if isinstance(node.value, (cst.Tuple, cst.List)) else (node,)
+            for part in parts:  # `args = (x_v[i], d_v[i])` ... `fsolve(f, x0, args=args)`
+                viewed = _viewed(part.value)
+                if viewed is not None:
+                    sources.setdefault(node.targets[0].target.value, set()).add(viewed)
         elif isinstance(node, cst.Call) and host_library(qualname(node.func)):
             passed.extend(name for arg in node.args for name in _names_in(arg.value))
     names: Set[str] = set()

@@ -109,7 +109,8 @@ class HostSyncInHotPath(Rule):
         "No fix: keeping the value on the device changes types (a tensor instead of a float) and "
         "control flow (`torch.where` instead of `if`). Not reported where the data has to reach the "
         "host: `.numpy()` conversions and `.cpu()` copies a function hands to numpy, scipy, OpenCV "
-        "and the like (`C = C.cpu()` ... `linear_sum_assignment(C[i])`, also element by element in a loop, "
+        "and the like (`C = C.cpu()` ... `linear_sum_assignment(C[i])`, also element by element in a loop or in a tuple of "
+        "arguments, `args = (x.cpu(), ...)` ... `fsolve(f, x0, args=args)`, "
         "or to a function of the file that does: `distance_maps(target.cpu())`), and `.cpu()` copies passed straight to a callable outside torch and outside the file (`self.scorer(hyp.cpu(), ref.cpu())`: an edit-distance scorer or a feature extractor asked for host data), or collected by a comprehension (`[w[b].cpu() for b in range(B)]`), or, outside forward and losses, packed into a dict "
         "(`{\"boxes\": r[\"boxes\"].cpu(), ...}`: host data for a metric or a writer). Nor on host tensors "
         "(`torch.from_numpy(...)`, the result of `.cpu()`, factories without `device=`), inside a "
@@ -122,7 +123,8 @@ class HostSyncInHotPath(Rule):
         "the GPU (`if x.device.type == \"cpu\":`, `if x.is_cpu:`, also through a name, `is_mps = x.device.type == \"mps\"`, "
         "after `if x.is_cuda: return ...`), "
         "in a loss's branch that runs only in evaluation mode (`if not model.training:`: validation statistics), "
-        "in a function that draws with matplotlib (its data must reach the host), for a `.cpu()` "
+        "in a metric's `compute()` (of a class that defines `update()`: once per epoch, also when the metric's `forward` calls it) "
+        "and what only it calls, in a function that draws with matplotlib (its data must reach the host), for a `.cpu()` "
         "in a block that calls `torch.cuda.empty_cache()` (a deliberate offload to bound GPU "
         "memory), "
         "in the first statement "
@@ -139,6 +141,33 @@ class HostSyncInHotPath(Rule):
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import torch
+            from scipy import optimize
+            from torch import nn
+
+            class PairwiseGP(nn.Module):
+                def forward(self, x):
+                    args = (x.cpu(), self.covar_inv.cpu())  # host copies scipy is handed
+                    mode = optimize.fsolve(self._grad, x0=self.x0, args=args)
+                    return torch.as_tensor(mode, device=x.device)
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
+            class MeanMetric(nn.Module):
+                def update(self, value):
+                    self.total += value.sum()
+                    self.count += value.numel()
+
+                def compute(self):  # once per epoch, over what update() gathered
+                    return (self.total / self.count).item()
+
+                def forward(self, value):
+                    self.update(value)
+                    return self.compute()
+        """),
         Valid("""
             import torch
             from lightning import Callback
@@ -1269,12 +1298,13 @@ class HostSyncInHotPath(Rule):
     def _leaves_torch(self, node: cst.Call) -> bool:
         """Is ``node`` a conversion to numpy (``t.numpy()``, ``t.cpu().numpy()``,
         ``t.cpu().detach().numpy()``, ``t.cpu().data.numpy()``, ``t.cpu().permute(0, 2, 1).numpy()``), or a ``.cpu()`` copy stored for a
-        library that takes host arrays only (``C = C.cpu()`` ... ``linear_sum_assignment(C[i])``):
+        library that takes host arrays only (``C = C.cpu()`` ... ``linear_sum_assignment(C[i])``, also
+        in a tuple of arguments, ``args = (x.cpu(), d.cpu())`` ... ``fsolve(f, x0, args=args)``):
         data handed to code outside torch, which needs it on the host?"""
         if method_call(node, "numpy") is not None:
             return True
         if method_call(node, "cpu") is not None or waiting_copy_to_host(self.ctx, node) is not None:
-            stored = assigned_name(self.ctx.parent, node)
+            stored = assigned_name(self.ctx.parent, node) or self._stored_in_display(node)
             if stored is not None and self.ctx.leaves_for_host_library(stored):
                 return True
             if self._handed_outside_torch(node) or self._offloads():
@@ -1318,6 +1348,13 @@ class HostSyncInHotPath(Rule):
             isinstance(node, cst.Call) and self.ctx.qualname(node.func) == "torch.cuda.empty_cache"
             for statement in block.body for node in descendants(statement)
         )
+
+    def _stored_in_display(self, node: cst.Call) -> Optional[str]:
+        """The name a tuple or list holding ``node`` is stored in (``args = (x.cpu(), d.cpu())``)."""
+        ancestors = self.ctx.ancestors
+        if len(ancestors) < 3 or not isinstance(ancestors[-1], cst.Element) or not isinstance(ancestors[-2], (cst.Tuple, cst.List)):
+            return None
+        return assigned_name(ancestors[-3], ancestors[-2])
 
     def _handed_outside_torch(self, node: cst.Call) -> bool:
         """Is ``node`` an argument of a call outside torch and outside this file (``scorer(hyp.cpu(),
