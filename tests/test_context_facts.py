@@ -117,6 +117,9 @@ def test_a_branch_that_sets_what_it_tests_runs_once(code, once):
     ("step % 2 == 0", None),  # every other step
     ("(step + 1) % accumulation_steps == 0", None),  # the optimizer step of gradient accumulation
     ("x.any()", None),
+    ("state['step'] == 0", "body"),
+    ("self.global_step == 0", "body"),
+    ("i == 0", None),  # the first element of a loop, every call
 ])
 def test_a_branch_that_runs_only_now_and_then(test, branch):
     assert occasional_branch(cst.parse_expression(test), lambda node: None) == branch

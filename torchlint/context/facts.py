@@ -511,8 +511,8 @@ def occasional_branch(
     test: cst.BaseExpression, resolve: Callable[[cst.BaseExpression], Optional[cst.BaseExpression]]
 ) -> Optional[str]:
     """Which branch of ``if test:`` runs only now and then: under a debugging flag (``if
-    self.debug:``), once every few steps (``if step % 100 == 0:``, ``if self._should_log():``)
-    or for non-finite values (``if torch.isnan(loss).any():``, the ``else`` of ``if
+    self.debug:``), once every few steps (``if step % 100 == 0:``, ``if self._should_log():``),
+    on the first step (``if state["step"] == 0:``) or for non-finite values (``if torch.isnan(loss).any():``, the ``else`` of ``if
     torch.isfinite(cost).all():``). ``resolve`` gives what a name was assigned, or what a method
     called without arguments returns (``self._should_log()``), when known."""
     if debugging_flag(test):
@@ -521,7 +521,7 @@ def occasional_branch(
     def basic(part: cst.BaseExpression) -> Optional[str]:
         if isinstance(part, cst.Name) or isinstance(part, cst.Call) and not part.args:
             part = resolve(part) or part
-        return _every_few(part) or _non_finite(part, resolve)
+        return _every_few(part) or _first_step(part) or _non_finite(part, resolve)
 
     return only_branch(test, basic)
 
@@ -537,6 +537,24 @@ def _every_few(test: cst.BaseExpression) -> Optional[str]:
             return {cst.Equal: "body", cst.NotEqual: "orelse"}.get(type(comparison.operator))
         return None
     return "orelse" if _counted(test) else None  # `step % n` is truthy between the steps it is zero on
+
+
+def _first_step(test: cst.BaseExpression) -> Optional[str]:
+    """"body" for ``step == 0``, ``self.global_step == 0``, ``state["step"] == 0``: the first
+    step only (an optimizer's state set up for each parameter on its first step)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    comparison = test.comparisons[0]
+    if not (isinstance(comparison.operator, cst.Equal) and isinstance(comparison.comparator, cst.Integer)
+            and comparison.comparator.value == "0"):
+        return None
+    counter = test.left
+    if isinstance(counter, cst.Subscript) and len(counter.slice) == 1 and isinstance(counter.slice[0].slice, cst.Index):
+        key = counter.slice[0].slice.value
+        name = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+    else:
+        name = dotted_name(counter)
+    return "body" if isinstance(name, str) and "step" in name.rsplit(".", 1)[-1].lower() else None
 
 
 def _counted(node: cst.BaseExpression) -> bool:

@@ -117,6 +117,7 @@ class HostSyncInHotPath(Rule):
         "`raise` (its message is built only when training fails) or an `assert` (a debug check "
         "that `python -O` removes), in a branch that runs once (`if not self._checked: self._checked = True; ...`, or a function after its guard `if self.inited: return` that sets the flag) or returns early for an empty input (`if len(boxes) == 0: return ...`), "
         "in a branch that runs once every few steps (`if step % log_every == 0:`, `if self._should_log():` of a method returning such a test; "
+        "on the first step only, `if state[\"step\"] == 0:`; "
         "not `(i + 1) % accumulation_steps`, the optimizer step itself) or only for non-finite values (`if torch.isnan(loss).any():`, "
         "the `else` of `if torch.isfinite(cost).all():`), in a lambda that builds a message (`check(ok, lambda: "
         "f\"got {x.max().item()}\")`: it runs only when the check fails), in code that runs only off "
@@ -141,6 +142,20 @@ class HostSyncInHotPath(Rule):
         "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
     )
     valid = (
+        Valid("""
+            import torch
+
+            class A2Grad(torch.optim.Optimizer):
+                def step(self, closure=None):
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            state = self.state[p]
+                            if state["step"] == 0:  # a parameter's first step only
+                                state["avg_grad"] = p.grad.clone()
+                                state["scale"] = p.grad.norm().item() ** 2
+                            state["step"] += 1
+                            p.data.add_(state["avg_grad"], alpha=-group["lr"] / state["scale"])
+        """),
         Valid("""
             import torch
             from scipy import optimize
