@@ -66,7 +66,8 @@ class TensorGrownInLoop(Rule):
         "tensor, which it often does (a decoder that feeds back everything generated so far). Not reported "
         "for a single `torch.cat(parts)` after the loop, for a join of fresh pieces that does not include the "
         "target, for a join assigned to a name that is replaced each iteration (U-Net skip concatenations "
-        "`x = torch.cat([x, skip])` followed by `x = block(x)`, a buffer trimmed back with `x = x[-k:]`), "
+        "`x = torch.cat([x, skip])` followed by `x = block(x)`, a buffer trimmed back with `x = x[-k:]`; a "
+        "replacement in a branch that leaves the loop, `out = out.masked_fill(done, eos); break`, is no reset), "
         "for a join whose result is indexed or reduced before it is assigned (`torch.cat([x, y]).topk(k)`), "
         "and for loops with a small fixed trip count."
     )
@@ -219,6 +220,19 @@ class TensorGrownInLoop(Rule):
     invalid = (
         Invalid("""
             import torch
+
+            @torch.no_grad()
+            def generate(model, out, steps, eos):
+                for _ in range(steps):
+                    logits = model(out)[:, -1]
+                    out = torch.cat((out, logits.argmax(-1, keepdim=True)), dim=-1)  # expect: TL203
+                    if (out == eos).any(-1).all():
+                        out = out.masked_fill(out.cumsum(-1) > 1, eos)  # the last value: the loop ends
+                        break
+                return out
+        """),
+        Invalid("""
+            import torch
             class DenseBlock(nn.Module):
                 def forward(self, x):
                     for layer in self.layers:
@@ -354,7 +368,8 @@ def _carried(loop: cst.CSTNode, key: str, join: cst.Assign) -> bool:
     rebinds ``key`` from itself (a fusion back to fixed width, a trim) or from something else
     (a fresh value every iteration, a flush), except for the accumulator's first piece: a
     fresh value in one branch of an ``if`` whose other branch joins
-    (``if first: x = y`` / ``else: x = torch.cat([x, y])``)."""
+    (``if first: x = y`` / ``else: x = torch.cat([x, y])``), and a branch that leaves the loop
+    (``if done: out = out.masked_fill(mask, pad); break``)."""
     stack: list = [(child, ()) for child in iter_children(loop.body)]
     while stack:
         node, branches = stack.pop()
@@ -369,10 +384,23 @@ def _carried(loop: cst.CSTNode, key: str, join: cst.Assign) -> bool:
                     return False
         if isinstance(node, cst.If):
             stack.append((node.test, branches))
-            stack.extend((branch, (*branches, (node, branch))) for branch in (node.body, node.orelse) if branch)
+            stack.extend(
+                (branch, (*branches, (node, branch))) for branch in (node.body, node.orelse)
+                if branch and not _leaves_loop(branch)  # `out = out.masked_fill(done, pad); break`: the last value
+            )
         else:
             stack.extend((child, branches) for child in iter_children(node))
     return True
+
+
+def _leaves_loop(branch: cst.CSTNode) -> bool:
+    """Does ``branch`` (an ``if``'s body or ``else``) end in ``break`` or ``return``?"""
+    block = branch.body if isinstance(branch, cst.Else) else branch
+    lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    last = lines[-1] if lines else None
+    return isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and isinstance(
+        last.body[-1], (cst.Break, cst.Return)
+    )
 
 
 def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:
