@@ -19,8 +19,9 @@ from torchlint.context.dataflow import Bindings, assigned_before, self_attribute
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
     TORCH_ONLY_CALL, FunctionFacts, TextFacts, assertion_call, attribute_kinds, empty_input_branch,
-    evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, occasional_branch, host_consumed, iterates_dataset,
-    off_gpu_branch, once_only_branch, runs_once_after_guard, steps_optimizer, takes_step, warning_branch, warning_call,
+    evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, iterates_dataset,
+    occasional_branch, off_gpu_branch, once_only_branch, runs_once_after_guard, steps_optimizer, takes_step,
+    warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
 from torchlint.context.loaders import LoaderSources, loader_classes
@@ -287,8 +288,8 @@ class FileContext:
         ``except`` handler, the arguments of a warning or an error log, a lambda that builds a
         message (``check(ok, lambda: f"got {x.max().item()}")``, called only when the check
         fails), a branch that runs now and then (under a debugging or statistics flag, ``if
-        self.debug:``; once every few steps, ``if step % 100 == 0:``; for non-finite values, ``if
-        torch.isnan(loss).any():``), one that runs once (``if not
+        self.debug:``; once every few steps, ``if step % 100 == 0:``; on the first step, ``if
+        state["step"] == 0:``; for non-finite values, ``if torch.isnan(loss).any():``), one that runs once (``if not
         self._checked: self._checked = True``, ``if self.cache is None: self.cache = ...``), or one
         that handles an abnormal case it reports (``logging.warning("all invalid, skipping")``) or
         raises an error for."""
@@ -358,13 +359,13 @@ class FileContext:
             isinstance(func, cst.Attribute) and is_name(func.value, "self")
         ):
             return None
-        for statement in cls.node.body.body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == func.attr.value:
-                body = statement.body.body if isinstance(statement.body, cst.IndentedBlock) else (statement.body,)
-                code = [line for line in body if not _docstring(line)]
-                only = code[0].body[0] if len(code) == 1 and isinstance(code[0], cst.SimpleStatementLine) else None
-                return only.value if isinstance(only, cst.Return) else None
-        return None
+        method = method_def(cls.node, func.attr.value)
+        if method is None:
+            return None
+        body = method.body.body if isinstance(method.body, cst.IndentedBlock) else (method.body,)
+        code = [line for line in body if not _docstring(line)]
+        only = code[0].body[0] if len(code) == 1 and isinstance(code[0], cst.SimpleStatementLine) else None
+        return only.value if isinstance(only, cst.Return) else None
 
     def in_off_gpu_branch(self) -> bool:
         """Inside a branch that runs only for tensors off the GPU (``if x.is_cpu:``, ``if

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -512,9 +512,10 @@ def occasional_branch(
 ) -> Optional[str]:
     """Which branch of ``if test:`` runs only now and then: under a debugging flag (``if
     self.debug:``), once every few steps (``if step % 100 == 0:``, ``if self._should_log():``),
-    on the first step (``if state["step"] == 0:``) or for non-finite values (``if torch.isnan(loss).any():``, the ``else`` of ``if
-    torch.isfinite(cost).all():``). ``resolve`` gives what a name was assigned, or what a method
-    called without arguments returns (``self._should_log()``), when known."""
+    on the first step (``if state["step"] == 0:``) or for non-finite values (``if
+    torch.isnan(loss).any():``, the ``else`` of ``if torch.isfinite(cost).all():``). ``resolve``
+    gives what a name was assigned, or what a method called without arguments returns
+    (``self._should_log()``), when known."""
     if debugging_flag(test):
         return "body"
 
@@ -531,30 +532,35 @@ def _every_few(test: cst.BaseExpression) -> Optional[str]:
     of steps, calls or batches (``i``, ``global_step``, ``self.step_count``, ``(it + 1)``) taken
     modulo a logging period (not ``x.size(1) % 2``, nor every other step, nor the optimizer
     step of gradient accumulation)."""
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        comparison = test.comparisons[0]
-        if isinstance(comparison.comparator, cst.Integer) and comparison.comparator.value == "0" and _counted(test.left):
-            return {cst.Equal: "body", cst.NotEqual: "orelse"}.get(type(comparison.operator))
-        return None
+    zero = _zero_test(test)
+    if zero is not None:
+        counter, operator = zero
+        return {cst.Equal: "body", cst.NotEqual: "orelse"}.get(type(operator)) if _counted(counter) else None
     return "orelse" if _counted(test) else None  # `step % n` is truthy between the steps it is zero on
 
 
 def _first_step(test: cst.BaseExpression) -> Optional[str]:
     """"body" for ``step == 0``, ``self.global_step == 0``, ``state["step"] == 0``: the first
     step only (an optimizer's state set up for each parameter on its first step)."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+    zero = _zero_test(test)
+    if zero is None or not isinstance(zero[1], cst.Equal):
         return None
-    comparison = test.comparisons[0]
-    if not (isinstance(comparison.operator, cst.Equal) and isinstance(comparison.comparator, cst.Integer)
-            and comparison.comparator.value == "0"):
-        return None
-    counter = test.left
+    counter = zero[0]
     if isinstance(counter, cst.Subscript) and len(counter.slice) == 1 and isinstance(counter.slice[0].slice, cst.Index):
         key = counter.slice[0].slice.value
         name = key.evaluated_value if isinstance(key, cst.SimpleString) else None
     else:
         name = dotted_name(counter)
     return "body" if isinstance(name, str) and "step" in name.rsplit(".", 1)[-1].lower() else None
+
+
+def _zero_test(test: cst.BaseExpression) -> Optional[Tuple[cst.BaseExpression, cst.BaseCompOp]]:
+    """(``x``, the operator) for ``x == 0`` or ``x != 0``."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    comparison = test.comparisons[0]
+    zero = isinstance(comparison.comparator, cst.Integer) and comparison.comparator.value == "0"
+    return (test.left, comparison.operator) if zero else None
 
 
 def _counted(node: cst.BaseExpression) -> bool:
