@@ -944,12 +944,8 @@ class TimingWithoutSync(Rule):
         return any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args)
 
     def _in_training_loop(self) -> bool:
-        scope: Optional[Scope] = self.ctx.scope
-        while scope is not None and scope.kind == "loop":
-            if scope.hot_kind == STEP:
-                return True
-            scope = scope.parent
-        return False
+        source = self.ctx.scope.hot_source()
+        return source is not None and source.kind == "loop" and source.hot_kind == STEP
 
     def _steps_elsewhere(self, node: cst.Call) -> bool:
         """``trainer.update(batch)``: a method of that name of a class of the file or of the
