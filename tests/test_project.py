@@ -372,6 +372,42 @@ def test_a_metric_compute_its_base_forward_calls_stays_cold_with_what_it_calls(t
     assert found(paths) == [("functional.py", 10, "TL201")]
 
 
+def test_a_one_line_helper_of_another_module_returns_a_tensor_where_its_arguments_are(tmp_path):
+    paths = write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/utils/__init__.py": "from .labels import contains_known, is_known, label_names",
+        "pkg/utils/labels.py": """
+            import torch
+
+            def is_known(labels):
+                \"\"\"Where the labels are in-distribution.\"\"\"
+                return labels >= 0
+
+            def contains_known(labels):
+                return is_known(labels).any()
+
+            def label_names(labels):
+                return [str(label) for label in labels]
+        """,
+        "pkg/loss.py": """
+            import torch
+            from torch import nn
+            import torch.nn.functional as F
+            from .utils import contains_known, is_known, label_names
+
+            class OpenSetLoss(nn.Module):
+                def forward(self, logits, target):
+                    if not contains_known(target):  # a 0-d tensor on the device
+                        return logits.sum() * 0.0
+                    if label_names(target):  # a list
+                        pass
+                    known = is_known(target)
+                    return F.cross_entropy(logits[known], target[known])
+        """,
+    })
+    assert found(paths) == [("loss.py", 9, "TL201")]
+
+
 def test_fix_mode_reports_what_other_files_make_hot(package):
     assert found(package, mode=FIX) == [("ops.py", 6, "TL201"), ("ops.py", 6, "TL202")]
 

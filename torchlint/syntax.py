@@ -98,3 +98,10 @@ def assigned_name(holder: Optional[cst.CSTNode], value: cst.CSTNode) -> Optional
     else:
         return None
     return target.value if isinstance(target, cst.Name) else None
+
+
+def is_docstring(line: cst.CSTNode) -> bool:
+    """Is ``line`` a string on its own (a docstring)?"""
+    return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Expr) and isinstance(
+        line.body[0].value, cst.BaseString
+    )

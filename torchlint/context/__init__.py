@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, List, Optional, Seq
 
 import libcst as cst
 
-from torchlint.context.calls import CallSites, is_parameter, parameter_at
+from torchlint.context.calls import CallSites, arguments_by_parameter, is_parameter, parameter_at
 from torchlint.context.dataflow import Bindings, assigned_before, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
 from torchlint.context.facts import (
@@ -31,10 +31,11 @@ from torchlint.context.scopes import (
 )
 from torchlint.context.tensors import (
     ARRAY_MEMBERS, BATCH, DEVICE_METHODS, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
-    dimension_index, dimension_source, host_library, maps_to_tensors, parameter_kind, shape_source,
+    dimension_index, dimension_source, host_library, maps_to_tensors, one_line_return, parameter_kind, passed_through,
+    shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
-from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, positional
+from torchlint.syntax import COMPREHENSIONS, dotted_name, is_docstring, is_name, positional
 from torchlint.walker import descendants
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ __all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "BATCH", "MODEL", "S
 
 _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _CALLED_IN_LOOP = "@called_in_loop"  # the key a module tells which functions of another it calls from a loop by
+_PASSES_TENSORS = "@passes_tensors"  # the key a module tells its one-line functions that return a tensor where their arguments are by
+_SHOWN = "shown"  # ... and what they return shows a tensor by itself (`return mask.any()`)
 # Calls that are never to a function of the project being linted.
 _TEST_CASE_PREFIXES = ("test", "setup")
 _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "logging.")
@@ -93,8 +96,11 @@ class FileContext:
         self._entered_loops: Set[int] = set()  # ids of `if` statements every branch of which terminates
         # Kinds as bound (cheap, used while walking), and kinds with evidence from the whole
         # function for names bound to something unknown (asked by rules, on demand).
-        self._bound_kinds = TensorInference(self.qualname, self._name_kind, lambda attribute: None)
-        self._inference = TensorInference(self.qualname, self._evident_name_kind, self._self_attribute_kind)
+        self._bound_kinds = TensorInference(self.qualname, self._name_kind, lambda attribute: None, self._helper_kind)
+        self._inference = TensorInference(
+            self.qualname, self._evident_name_kind, self._self_attribute_kind, self._helper_kind
+        )
+        self._reading: Set[int] = set()  # one-line functions whose return is being read (see `_helper_kind`)
         self._resolving: Set[str] = set()
         self._text: Optional[TextFacts] = None
         self._loaders: Optional[LoaderSources] = None
@@ -363,7 +369,7 @@ class FileContext:
         if method is None:
             return None
         body = method.body.body if isinstance(method.body, cst.IndentedBlock) else (method.body,)
-        code = [line for line in body if not _docstring(line)]
+        code = [line for line in body if not is_docstring(line)]
         only = code[0].body[0] if len(code) == 1 and isinstance(code[0], cst.SimpleStatementLine) else None
         return only.value if isinstance(only, cst.Return) else None
 
@@ -484,6 +490,10 @@ class FileContext:
                 return True
             if qualname == "builtins.sum":
                 return self.surely_tensor(node.args[0].value, depth)  # sum(mask): a tensor's rows added
+            if self._helper_shows_tensor(node):
+                return True  # `contains_known(labels)` of `def contains_known(labels): return is_known(labels).any()`
+            if type(node.func) is cst.Name:  # `is_known(labels)`, `criterion(logits, y)`: a tensor where they are
+                return any(self.surely_tensor(arg.value, depth + 1) for arg in node.args)
             if isinstance(node.func, cst.Attribute):
                 owner = node.func.value
                 if isinstance(owner, cst.Name) and owner.value == "self":
@@ -646,6 +656,7 @@ class FileContext:
         if self.path.endswith("__init__.py"):
             facts.reexports = reexports(self.module, self.module_name)
         facts.classes = self._classes()
+        facts.offers.update((f"{self.module_name}.{name}{_PASSES_TENSORS}", how) for name, how in self._passing_tensors().items())
         for scope in self._scopes:
             kind = scope.hot_kind_of()
             reaches = sorted(scope.imported) + self._self_calls(scope)
@@ -757,6 +768,51 @@ class FileContext:
     def _name_kind(self, name: str) -> Optional[str]:
         holder = self._holder(name)
         return None if holder is None else holder.kinds[name]
+
+    def _helper_kind(self, call: cst.Call, kind: Callable) -> Optional[str]:
+        """What a call of a one-line function of the project returns, given its arguments'
+        ``kind``: ``is_known(labels)`` of ``def is_known(labels): return labels >= 0`` is a
+        tensor where ``labels`` is (another module tells it by key)."""
+        function = self.function_here(call.func) if type(call.func) is cst.Name else None
+        if function is not None:
+            passed = arguments_by_parameter(call, function)
+            return self._returned_kind(function, lambda name: kind(passed[name]) if name in passed else None)
+        callee = self.project_callee(call.func)
+        if callee is not None and self.need(f"{callee}{_PASSES_TENSORS}") is not None:
+            return passed_through(kind(arg.value) for arg in call.args)
+        return None
+
+    def _helper_shows_tensor(self, call: cst.Call) -> bool:
+        """Does a one-line function of the project that ``call`` calls return what only a
+        tensor gives (``return is_known(labels).any()``, ``return torch.exp(x)``)?"""
+        function = self.function_here(call.func) if type(call.func) is cst.Name else None
+        if function is not None:
+            return _shows_tensor(one_line_return(function), self.qualname)
+        callee = self.project_callee(call.func)
+        return callee is not None and self.need(f"{callee}{_PASSES_TENSORS}") == _SHOWN
+
+    def _returned_kind(self, function: cst.FunctionDef, parameter_kind: Callable) -> Optional[str]:
+        """The kind a one-line ``function`` returns, given its parameters' kinds."""
+        returned = one_line_return(function)
+        if returned is None or id(function) in self._reading:
+            return None
+        self._reading.add(id(function))
+        try:
+            return TensorInference(self.qualname, parameter_kind, lambda attribute: None, self._helper_kind).kind(returned)
+        finally:
+            self._reading.discard(id(function))
+
+    def _passing_tensors(self) -> Dict[str, str]:
+        """The module's one-line functions that return a tensor where their arguments are
+        (``return labels >= 0``), for other modules' calls: name -> ``_SHOWN`` when what they
+        return shows a tensor by itself (``return mask.any()``), else ``"yes"``."""
+        found = {}
+        for statement in self.module.body:
+            returned = one_line_return(statement) if isinstance(statement, cst.FunctionDef) else None
+            if returned is not None and self._returned_kind(statement, lambda name: TENSOR) == TENSOR and \
+                    self._returned_kind(statement, lambda name: None) is None:
+                found[statement.name.value] = _SHOWN if _shows_tensor(returned, self.qualname) else "yes"
+        return found
 
     def _evident_name_kind(self, name: str) -> Optional[str]:
         """A name's kind, and for a local bound to something unknown, what the function shows:
@@ -1243,10 +1299,12 @@ def _runs_per_call(cls: Scope) -> bool:
     )
 
 
-def _docstring(line: cst.CSTNode) -> bool:
-    return isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Expr) and isinstance(
-        line.body[0].value, cst.BaseString
-    )
+def _shows_tensor(node: Optional[cst.BaseExpression], qualname: Callable) -> bool:
+    """Is ``node`` what only a tensor gives: a torch function's result or a tensor method's (``mask.any()``)?"""
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    return (qualname(func) or "").startswith("torch.") or isinstance(func, cst.Attribute) and func.attr.value in _SHOWING_TENSOR_METHODS
 
 
 def _self_attribute(node: cst.BaseExpression) -> bool:

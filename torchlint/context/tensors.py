@@ -17,7 +17,7 @@ import libcst as cst
 from torchlint.context.factories import (
     DATA_FACTORIES, LEGACY_CONSTRUCTORS, VARIABLE, data_argument, factory_name, passes,
 )
-from torchlint.syntax import dotted_name, method_call
+from torchlint.syntax import dotted_name, is_docstring, keyword, method_call
 
 TENSOR = "tensor"
 HOST = "host"
@@ -133,12 +133,42 @@ def _factory_kind(factory: str, call: cst.Call, kind: Callable) -> Optional[str]
     if factory in LEGACY_CONSTRUCTORS:
         return HOST
     if passes(call, "device"):
-        return TENSOR
+        return _device_kind(call, kind)
     if factory in DATA_FACTORIES:
         data = data_argument(call)
         # A tensor argument keeps its device; anything else is built in host memory.
         return HOST if data is not None and kind(data) in (NOT, None) else TENSOR
     return HOST
+
+
+def passed_through(kinds) -> Optional[str]:
+    """The kind of a layer's or helper's result given its arguments' kinds: a tensor where
+    they are (``HOST`` when all are on the host), unknown without a tensor argument."""
+    known = set(kinds) & {TENSOR, HOST}
+    return (TENSOR if TENSOR in known else HOST) if known else None
+
+
+def one_line_return(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
+    """What a function whose body is one ``return`` (after its docstring) returns:
+    ``def is_known(labels): return labels >= 0``."""
+    body = function.body
+    statements = body.body if isinstance(body, cst.IndentedBlock) else (body,)
+    if len(statements) == 2 and is_docstring(statements[0]):
+        statements = statements[1:]
+    if len(statements) != 1:
+        return None
+    line = statements[0]
+    small = line.body if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+    return small[0].value if len(small) == 1 and isinstance(small[0], cst.Return) else None
+
+
+def _device_kind(call: cst.Call, kind: Callable) -> str:
+    """Where a factory given ``device=`` builds: on the host for ``device=t.device`` of a host
+    tensor ``t`` (``torch.tensor(1.0, device=t.device)`` in a helper given host tensors)."""
+    device = keyword(call, "device")
+    source = device.value.value if device is not None and isinstance(device.value, cst.Attribute) and \
+        device.value.attr.value == "device" else None
+    return HOST if source is not None and kind(source) == HOST else TENSOR
 
 
 def annotation_kind(annotation: cst.BaseExpression, qualname: Callable) -> Optional[str]:
@@ -196,12 +226,16 @@ _LIST_NAME = re.compile(r"_lists?$")
 
 
 class TensorInference:
-    """Kinds of expressions, given the kinds of names and of ``self``'s attributes."""
+    """Kinds of expressions, given the kinds of names and of ``self``'s attributes, and of
+    what calls of the project's own functions return (``helper_kind(call, kind)``)."""
 
-    def __init__(self, qualname: Callable, name_kind: Callable, attribute_kind: Callable) -> None:
+    def __init__(
+        self, qualname: Callable, name_kind: Callable, attribute_kind: Callable, helper_kind: Optional[Callable] = None,
+    ) -> None:
         self._qualname = qualname
         self._name_kind = name_kind
         self._self_attribute_kind = attribute_kind
+        self._helper_kind = helper_kind
 
     def kind(self, node: cst.BaseExpression) -> Optional[str]:
         node_type = type(node)  # not isinstance: libcst's node classes are ABCs, slow to test
@@ -248,19 +282,22 @@ class TensorInference:
                 return NOT  # np.random.rand(1).item() reads no tensor
             if qualname == "torch.device" and node.args and isinstance(node.args[0].value, cst.SimpleString):
                 return CPU if _names_cpu(node.args[0].value) else NOT
+            if self._helper_kind is not None and not qualname.startswith("torch."):
+                helper = self._helper_kind(node, self.kind)  # `is_known(labels)` of the project's utils
+                if helper is not None:
+                    return helper
             return torch_call_kind(qualname, node, self.kind)
         if type(func) is cst.Name and self._name_kind(func.value) == MODULE:
             # criterion(logits, y): a layer or loss gives a tensor where its inputs are
             kinds = {self.kind(arg.value) for arg in node.args} & {TENSOR, HOST}
             return HOST if kinds == {HOST} else TENSOR
         if not isinstance(func, cst.Attribute):
-            return None
+            return self._helper_kind(node, self.kind) if self._helper_kind is not None else None
         method = func.attr.value
         owner = func.value
         if isinstance(owner, cst.Name) and owner.value == "self":
             # self.conv(x): a submodule (or helper) applied to tensors gives a tensor where they are.
-            kinds = {self.kind(arg.value) for arg in node.args} & {TENSOR, HOST}
-            return (TENSOR if TENSOR in kinds else HOST) if kinds else None
+            return passed_through(self.kind(arg.value) for arg in node.args)
         owner_kind = self.kind(owner)
         if owner_kind == BATCH and method in DEVICE_METHODS:
             return BATCH

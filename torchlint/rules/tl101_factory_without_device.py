@@ -415,6 +415,20 @@ class FactoryWithoutDevice(Rule):
     )
     invalid = (
         Invalid("""
+            import math
+            import torch
+            import torch.nn.functional as F
+
+            def sinc(t):
+                return torch.where(t == 0, torch.tensor(1.0, device=t.device), torch.sin(t) / t)  # t's device: the host
+
+            def upsample2(x, zeros=56):
+                window = torch.hann_window(4 * zeros + 1, periodic=False)[1::2]  # expect: TL101
+                t = torch.linspace(-zeros + 0.5, zeros - 0.5, 2 * zeros) * math.pi
+                kernel = (sinc(t) * window).view(1, 1, -1).to(x)
+                return F.conv1d(x, kernel, padding=zeros)
+        """),
+        Invalid("""
             import torch
 
             def discriminator_labels(z):
@@ -950,7 +964,10 @@ class FactoryWithoutDevice(Rule):
                 left_kind, right_kind = self.ctx.tensor_kind(left), self.ctx.tensor_kind(right)
                 if TENSOR in (left_kind, right_kind):
                     return None  # combined with a device tensor (TL102's case)
-                node = left if left_kind == HOST or right_kind != HOST and _has_call(left) else right
+                if left_kind == right_kind == HOST:  # `sinc(t) * window`: not into a helper of the project
+                    node = right if self._helper_call(left) else left
+                else:
+                    node = left if left_kind == HOST or right_kind != HOST and _has_call(left) else right
             elif isinstance(node, cst.UnaryOperation):
                 node = node.expression
             elif method_call(node, *_STAYS_ON_HOST) is not None or self._cast(node):
@@ -986,6 +1003,16 @@ class FactoryWithoutDevice(Rule):
                     return None
                 return node
         return None
+
+    def _helper_call(self, node: cst.BaseExpression) -> bool:
+        """A call of a function or method of the project (``sinc(t)``, ``self.bucket(x)``), not
+        of torch or a tensor's method."""
+        if not isinstance(node, cst.Call):
+            return False
+        func, name = node.func, self.ctx.qualname(node.func)
+        if name is not None:
+            return not name.startswith("torch.")
+        return isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and is_name(func.value, "self")
 
     def _cast(self, node: cst.BaseExpression) -> bool:
         """``t.type(torch.bool)``, ``t.to(torch.float)``, ``t.type(x.dtype)``: a cast, not a move

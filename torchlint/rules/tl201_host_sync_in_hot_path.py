@@ -64,8 +64,9 @@ class HostSyncInHotPath(Rule):
         "`if t:` / `while t:` / "
         "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
         "comparison is a truth test), and `print(t)`; the builtins and truth tests need evidence that "
-        "`t` is a tensor (used as one, also by an in-place operation, `exp_avg.mul_(beta)`; annotated `Tensor`; or an item of a parameter annotated "
-        "`Dict[str, Tensor]`). In `forward` (not that of a data "
+        "`t` is a tensor (used as one, also by an in-place operation, `exp_avg.mul_(beta)`; annotated `Tensor`; an item of a parameter annotated "
+        "`Dict[str, Tensor]`; or what a one-line function of the project, in this module or another, returns "
+        "from a tensor: `contains_known(target)` of `def contains_known(labels): return is_known(labels).any()`). In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions (by name, or by a `.backward()` "
         "of their result: `loss = model.neg_log_likelihood(x, tags)`) and loss "
         "modules (and their helpers, also methods they hand on to be called: "
@@ -718,6 +719,24 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+            import torch.nn.functional as F
+
+            def is_known(labels):
+                return labels >= 0
+
+            def contains_known(labels):
+                return is_known(labels).any()
+
+            class OpenSetLoss(nn.Module):
+                def forward(self, logits, target):
+                    if not contains_known(target):  # expect: TL201
+                        return logits.sum() * 0.0
+                    known = is_known(target)
+                    return F.cross_entropy(logits[known], target[known])
+        """),
         Invalid("""
             import torch
             from torch import nn
