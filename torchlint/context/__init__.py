@@ -30,7 +30,7 @@ from torchlint.context.scopes import (
     method_def, settle_helpers,
 )
 from torchlint.context.tensors import (
-    ARRAY_MEMBERS, BATCH, DEVICE_METHODS, HOST, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
+    ARRAY_MEMBERS, BATCH, DEVICE_METHODS, HOST, MODULE, NOT, TENSOR, TENSOR_METHODS, TORCH_ONLY_MEMBERS, TensorInference,
     dimension_index, dimension_source, host_library, maps_to_tensors, one_line_return, parameter_kind, passed_through,
     shape_source,
 )
@@ -496,8 +496,10 @@ class FileContext:
                 return any(self.surely_tensor(arg.value, depth + 1) for arg in node.args)
             if isinstance(node.func, cst.Attribute):
                 owner = node.func.value
-                if isinstance(owner, cst.Name) and owner.value == "self":
-                    return False  # self.helper(x) may well return a bool or a number
+                if isinstance(owner, cst.Name) and owner.value == "self":  # self.helper(x) may well return a number,
+                    return self.tensor_kind(node.func) == MODULE and any(  # a layer or loss, `self.ce(logits, y)`, a tensor
+                        self.surely_tensor(arg.value, depth + 1) for arg in node.args
+                    )
                 return node.func.attr.value in _SHOWING_TENSOR_METHODS or self.surely_tensor(owner, depth)
         return False
 

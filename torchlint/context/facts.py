@@ -16,7 +16,7 @@ import libcst as cst
 
 from torchlint.context.scopes import is_training_step_call
 from torchlint.context.tensors import (
-    ARRAY_MEMBERS, HOST, NOT_TENSOR_ARGUMENTS, TENSOR, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
+    ARRAY_MEMBERS, HOST, MODULE, NOT_TENSOR_ARGUMENTS, TENSOR, TORCH_ONLY_MEMBERS, TensorInference, annotation_kind,
     dimension_source, host_library, is_dtype, is_tensor_op, merge_kinds,
 )
 from torchlint.syntax import dotted_name, is_name, method_call
@@ -274,7 +274,8 @@ def _takes_tensors(qualname: str) -> bool:
 
 def attribute_kinds(cls: cst.ClassDef, qualname: Callable) -> Dict[str, Optional[str]]:
     """The tensor kinds of ``self.<name>`` in a class: parameters and buffers are tensors (they
-    move with the module), a torch call's result has its kind, anything else is unknown."""
+    move with the module), a torch call's result has its kind (``MODULE`` for a layer or loss),
+    anything else is unknown."""
     found: Dict[str, list] = {}
     for method in direct_nodes(cls.body):
         if not isinstance(method, cst.FunctionDef):
@@ -333,7 +334,7 @@ def _assigned_kind(value: cst.BaseExpression, name: str, qualname: Callable, inf
     if isinstance(value, cst.Call) and qualname(value.func) in _PARAMETERS:
         return TENSOR
     kind = inference.kind(value)
-    return kind if kind in (TENSOR, HOST) else None
+    return kind if kind in (TENSOR, HOST, MODULE) else None  # MODULE: `self.ce = nn.CrossEntropyLoss()`
 
 
 def _registers(call: cst.BaseExpression) -> bool:

@@ -65,7 +65,8 @@ class HostSyncInHotPath(Rule):
         "`x if t else y` / `[... for v in t if v]` on a tensor, `max(t, 1)` / `min(t, n)` (each "
         "comparison is a truth test), and `print(t)`; the builtins and truth tests need evidence that "
         "`t` is a tensor (used as one, also by an in-place operation, `exp_avg.mul_(beta)`; annotated `Tensor`; an item of a parameter annotated "
-        "`Dict[str, Tensor]`; or what a one-line function of the project, in this module or another, returns "
+        "`Dict[str, Tensor]`; what a layer or loss the module holds gives for tensors, `self.ce(logits, y)`; "
+        "or what a one-line function of the project, in this module or another, returns "
         "from a tensor: `contains_known(target)` of `def contains_known(labels): return is_known(labels).any()`). In `forward` (not that of a data "
         "transform, a class based on a `*Transform`), loss functions (by name, or by a `.backward()` "
         "of their result: `loss = model.neg_log_likelihood(x, tags)`) and loss "
@@ -719,6 +720,21 @@ class HostSyncInHotPath(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class DetectionLoss(nn.Module):
+                def __init__(self, weight_class):
+                    super().__init__()
+                    self.weight_class = weight_class
+                    self.ce = nn.CrossEntropyLoss()
+
+                def forward(self, output, targets):
+                    logits = output["class"].flatten(0, 1)
+                    class_term = self.weight_class * self.ce(logits, targets["class"].flatten())
+                    return class_term, {"class_loss": float(class_term)}  # expect: TL201
+        """),
         Invalid("""
             import torch
             from torch import nn
