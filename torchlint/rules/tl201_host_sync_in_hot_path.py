@@ -722,6 +722,14 @@ class HostSyncInHotPath(Rule):
     invalid = (
         Invalid("""
             import torch
+            from .base import EmbeddingModel
+
+            class TransE(EmbeddingModel):
+                def forward(self, head, relation, tail):  # `margin`: a parameter the base class holds
+                    return self.margin.item() - (head + relation - tail).norm(p=1, dim=-1)  # expect: TL201
+        """),
+        Invalid("""
+            import torch
             from torch import nn
 
             class DetectionLoss(nn.Module):
@@ -1469,8 +1477,9 @@ class HostSyncInHotPath(Rule):
         while isinstance(node, (cst.Subscript, cst.Attribute)) or method_call(node) is not None:
             node = node.value if not isinstance(node, cst.Call) else node.func.value
         function = self.ctx.scope.function
-        if not isinstance(node, cst.Name) or not is_parameter(function, node.value) or self.ctx.value_of(node.value):
-            return None
+        if not isinstance(node, cst.Name) or node.value == "self" or not is_parameter(function, node.value) or \
+                self.ctx.value_of(node.value):
+            return None  # `self.margin.item()`: an attribute, not what the callers pass
         name = node.value
         return lambda: self.ctx.parameter_kind(function, name) == TENSOR
 

@@ -32,7 +32,8 @@ class TensorGrownInLoop(Rule):
         "joins is the accumulator's first piece (`if first: x = y` / `else: x = torch.cat([x, y])`). "
         "Loops with a small fixed trip count are left alone: "
         "`range` over literals (up to 16 iterations) or over `self.<attribute>` configuration "
-        "(`range(1, self.scales - 1)` in a Res2Net block), or a literal tuple or list. A loop over a module's "
+        "(`range(1, self.scales - 1)` in a Res2Net block), a literal tuple or list, or the names a module "
+        "was configured with, used only as keys (`for layer in self.layers[1:]:` ... `features[layer]`). A loop over a module's "
         "layers is reported (a DenseNet block regrows its features once per layer)."
     )
     why = (
@@ -72,6 +73,19 @@ class TensorGrownInLoop(Rule):
         "and for loops with a small fixed trip count."
     )
     valid = (
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class Padim(nn.Module):
+                def generate_embedding(self, features):
+                    embeddings = features[self.layers[0]]
+                    for layer in self.layers[1:]:  # the layer names it was configured with: a few
+                        upsampled = F.interpolate(features[layer], size=embeddings.shape[-2:])
+                        embeddings = torch.cat((embeddings, upsampled), 1)
+                    return embeddings
+        """),
         Valid("""
             import torch
             def embed(model, loader):
@@ -410,13 +424,14 @@ def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:
 def _fixed_trip_count(ctx, loop: cst.CSTNode) -> bool:
     """Does ``loop`` run a small number of times fixed by the code: ``range`` over literals
     (at most ``_SMALL_TRIP_COUNT`` iterations) or ``self.<attribute>`` configuration
-    (``range(1, self.scales - 1)``), or a literal tuple or list, also under ``enumerate``/``zip``?"""
+    (``range(1, self.scales - 1)``), a literal tuple or list, or configured keys, also under
+    ``enumerate``/``zip``?"""
     if not isinstance(loop, cst.For):
         return False
     iterable = loop.iter
     while isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) in _ITERATION_WRAPPERS and iterable.args:
         iterable = iterable.args[0].value
-    if isinstance(iterable, (cst.Tuple, cst.List, cst.Set)):
+    if isinstance(iterable, (cst.Tuple, cst.List, cst.Set)) or _configured_keys(loop, iterable):
         return True
     if not (isinstance(iterable, cst.Call) and ctx.qualname(iterable.func) == "builtins.range"):
         return False
@@ -425,6 +440,20 @@ def _fixed_trip_count(ctx, loop: cst.CSTNode) -> bool:
     if all(isinstance(value, int) for value in values) and 1 <= len(values) <= 3 and values[2:] != [0]:
         return len(range(*values)) <= _SMALL_TRIP_COUNT
     return all(_fixed_bound(bound) for bound in bounds)
+
+
+def _configured_keys(loop: cst.For, iterable: cst.BaseExpression) -> bool:
+    """``for layer in self.layers[1:]:`` whose body only looks ``layer`` up (``features[layer]``):
+    the names a module was configured with, not layers it runs (a DenseNet block's
+    ``for layer in self.net: x = torch.cat((x, layer(x)), 1)`` regrows once per layer)."""
+    source = iterable.value if isinstance(iterable, cst.Subscript) else iterable
+    if not (dotted_name(source) or "").startswith("self.") or not isinstance(loop.target, cst.Name):
+        return False
+    name = loop.target.value
+    keys = [element.slice.value for node in descendants(loop.body) if isinstance(node, cst.Subscript)
+            for element in node.slice if isinstance(element.slice, cst.Index)]
+    uses = [node for node in descendants(loop.body) if isinstance(node, cst.Name) and node.value == name]
+    return bool(uses) and all(any(use is key for key in keys) for use in uses)
 
 
 def _fixed_bound(node: cst.BaseExpression) -> bool:
