@@ -805,15 +805,20 @@ class FileContext:
             self._reading.discard(id(function))
 
     def _passing_tensors(self) -> Dict[str, str]:
-        """The module's one-line functions that return a tensor where their arguments are
-        (``return labels >= 0``), for other modules' calls: name -> ``_SHOWN`` when what they
-        return shows a tensor by itself (``return mask.any()``), else ``"yes"``."""
+        """The module's one-line tests of tensors, for other modules' calls: a comparison
+        (``return labels >= 0``, ``"yes"``) or what shows a tensor by itself (``return
+        is_known(labels).any()``, ``_SHOWN``), a tensor where their arguments are. (Others,
+        ``return x.mul(x.sigmoid())``, are not told: each file told something is linted again.)"""
         found = {}
         for statement in self.module.body:
-            returned = one_line_return(statement) if isinstance(statement, cst.FunctionDef) else None
-            if returned is not None and self._returned_kind(statement, lambda name: TENSOR) == TENSOR and \
+            returned = one_line_return(statement) if type(statement) is cst.FunctionDef else None
+            shown = _shows_tensor(returned, self.qualname)
+            if not (shown or isinstance(returned, cst.Comparison)):
+                continue
+            params = {param.name.value for param in (*statement.params.posonly_params, *statement.params.params)}
+            if self._returned_kind(statement, lambda name: TENSOR if name in params else None) == TENSOR and \
                     self._returned_kind(statement, lambda name: None) is None:
-                found[statement.name.value] = _SHOWN if _shows_tensor(returned, self.qualname) else "yes"
+                found[statement.name.value] = _SHOWN if shown else "yes"
         return found
 
     def _evident_name_kind(self, name: str) -> Optional[str]:
@@ -1303,10 +1308,10 @@ def _runs_per_call(cls: Scope) -> bool:
 
 def _shows_tensor(node: Optional[cst.BaseExpression], qualname: Callable) -> bool:
     """Is ``node`` what only a tensor gives: a torch function's result or a tensor method's (``mask.any()``)?"""
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:  # not isinstance: libcst's node classes are ABCs, slow to test
         return False
     func = node.func
-    return (qualname(func) or "").startswith("torch.") or isinstance(func, cst.Attribute) and func.attr.value in _SHOWING_TENSOR_METHODS
+    return type(func) is cst.Attribute and func.attr.value in _SHOWING_TENSOR_METHODS or (qualname(func) or "").startswith("torch.")
 
 
 def _self_attribute(node: cst.BaseExpression) -> bool:

@@ -151,15 +151,15 @@ def passed_through(kinds) -> Optional[str]:
 def one_line_return(function: cst.FunctionDef) -> Optional[cst.BaseExpression]:
     """What a function whose body is one ``return`` (after its docstring) returns:
     ``def is_known(labels): return labels >= 0``."""
-    body = function.body
-    statements = body.body if isinstance(body, cst.IndentedBlock) else (body,)
+    body = function.body  # (types tested with `type`: libcst's node classes are ABCs, slow to test)
+    statements = body.body if type(body) is cst.IndentedBlock else (body,)
     if len(statements) == 2 and is_docstring(statements[0]):
         statements = statements[1:]
     if len(statements) != 1:
         return None
     line = statements[0]
-    small = line.body if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
-    return small[0].value if len(small) == 1 and isinstance(small[0], cst.Return) else None
+    small = line.body if type(line) in (cst.SimpleStatementLine, cst.SimpleStatementSuite) else ()
+    return small[0].value if len(small) == 1 and type(small[0]) is cst.Return else None
 
 
 def _device_kind(call: cst.Call, kind: Callable) -> str:
