@@ -35,7 +35,7 @@ from torchlint.context.tensors import (
     shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
-from torchlint.syntax import COMPREHENSIONS, dotted_name, is_docstring, is_name, positional
+from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, positional
 from torchlint.walker import descendants
 
 if TYPE_CHECKING:
@@ -47,8 +47,9 @@ __all__ = ["FileContext", "Scope", "TENSOR", "HOST", "NOT", "BATCH", "MODEL", "S
 
 _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _CALLED_IN_LOOP = "@called_in_loop"  # the key a module tells which functions of another it calls from a loop by
-_PASSES_TENSORS = "@passes_tensors"  # the key a module tells its one-line functions that return a tensor where their arguments are by
-_SHOWN = "shown"  # ... and what they return shows a tensor by itself (`return mask.any()`)
+# The key a module tells its one-line tests of tensors by (`return labels >= 0`), and the value
+# for those whose result shows a tensor by itself (`return mask.any()`).
+_PASSES_TENSORS, _SHOWN = "@passes_tensors", "shown"
 # Calls that are never to a function of the project being linted.
 _TEST_CASE_PREFIXES = ("test", "setup")
 _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "logging.")
@@ -366,12 +367,7 @@ class FileContext:
         ):
             return None
         method = method_def(cls.node, func.attr.value)
-        if method is None:
-            return None
-        body = method.body.body if isinstance(method.body, cst.IndentedBlock) else (method.body,)
-        code = [line for line in body if not is_docstring(line)]
-        only = code[0].body[0] if len(code) == 1 and isinstance(code[0], cst.SimpleStatementLine) else None
-        return only.value if isinstance(only, cst.Return) else None
+        return one_line_return(method) if method is not None else None
 
     def in_off_gpu_branch(self) -> bool:
         """Inside a branch that runs only for tensors off the GPU (``if x.is_cpu:``, ``if
@@ -496,8 +492,9 @@ class FileContext:
                 return any(self.surely_tensor(arg.value, depth + 1) for arg in node.args)
             if isinstance(node.func, cst.Attribute):
                 owner = node.func.value
-                if isinstance(owner, cst.Name) and owner.value == "self":  # self.helper(x) may well return a number,
-                    return self.tensor_kind(node.func) == MODULE and any(  # a layer or loss, `self.ce(logits, y)`, a tensor
+                if isinstance(owner, cst.Name) and owner.value == "self":
+                    # self.helper(x) may well return a number; a layer or loss, `self.ce(logits, y)`, a tensor
+                    return self.tensor_kind(node.func) == MODULE and any(
                         self.surely_tensor(arg.value, depth + 1) for arg in node.args
                     )
                 return node.func.attr.value in _SHOWING_TENSOR_METHODS or self.surely_tensor(owner, depth)
@@ -658,7 +655,8 @@ class FileContext:
         if self.path.endswith("__init__.py"):
             facts.reexports = reexports(self.module, self.module_name)
         facts.classes = self._classes()
-        facts.offers.update((f"{self.module_name}.{name}{_PASSES_TENSORS}", how) for name, how in self._passing_tensors().items())
+        for name, how in self._passing_tensors().items():
+            facts.offers[f"{self.module_name}.{name}{_PASSES_TENSORS}"] = how
         for scope in self._scopes:
             kind = scope.hot_kind_of()
             reaches = sorted(scope.imported) + self._self_calls(scope)
@@ -800,7 +798,8 @@ class FileContext:
             return None
         self._reading.add(id(function))
         try:
-            return TensorInference(self.qualname, parameter_kind, lambda attribute: None, self._helper_kind).kind(returned)
+            inference = TensorInference(self.qualname, parameter_kind, lambda attribute: None, self._helper_kind)
+            return inference.kind(returned)
         finally:
             self._reading.discard(id(function))
 
@@ -1311,7 +1310,9 @@ def _shows_tensor(node: Optional[cst.BaseExpression], qualname: Callable) -> boo
     if type(node) is not cst.Call:  # not isinstance: libcst's node classes are ABCs, slow to test
         return False
     func = node.func
-    return type(func) is cst.Attribute and func.attr.value in _SHOWING_TENSOR_METHODS or (qualname(func) or "").startswith("torch.")
+    if type(func) is cst.Attribute and func.attr.value in _SHOWING_TENSOR_METHODS:
+        return True
+    return (qualname(func) or "").startswith("torch.")
 
 
 def _self_attribute(node: cst.BaseExpression) -> bool:
