@@ -769,27 +769,32 @@ class FileContext:
         holder = self._holder(name)
         return None if holder is None else holder.kinds[name]
 
+    def _helper(self, call: cst.Call) -> Tuple[Optional[cst.FunctionDef], Optional[str]]:
+        """The function of this file that ``call`` calls by name, else what the module of
+        its project callee tells of it (see ``_passing_tensors``)."""
+        function = self.function_here(call.func) if type(call.func) is cst.Name else None
+        if function is not None:
+            return function, None
+        callee = self.project_callee(call.func)
+        return None, None if callee is None else self.need(f"{callee}{_PASSES_TENSORS}")
+
     def _helper_kind(self, call: cst.Call, kind: Callable) -> Optional[str]:
         """What a call of a one-line function of the project returns, given its arguments'
         ``kind``: ``is_known(labels)`` of ``def is_known(labels): return labels >= 0`` is a
         tensor where ``labels`` is (another module tells it by key)."""
-        function = self.function_here(call.func) if type(call.func) is cst.Name else None
+        function, told = self._helper(call)
         if function is not None:
             passed = arguments_by_parameter(call, function)
             return self._returned_kind(function, lambda name: kind(passed[name]) if name in passed else None)
-        callee = self.project_callee(call.func)
-        if callee is not None and self.need(f"{callee}{_PASSES_TENSORS}") is not None:
-            return passed_through(kind(arg.value) for arg in call.args)
-        return None
+        return None if told is None else passed_through(kind(arg.value) for arg in call.args)
 
     def _helper_shows_tensor(self, call: cst.Call) -> bool:
         """Does a one-line function of the project that ``call`` calls return what only a
         tensor gives (``return is_known(labels).any()``, ``return torch.exp(x)``)?"""
-        function = self.function_here(call.func) if type(call.func) is cst.Name else None
+        function, told = self._helper(call)
         if function is not None:
             return _shows_tensor(one_line_return(function), self.qualname)
-        callee = self.project_callee(call.func)
-        return callee is not None and self.need(f"{callee}{_PASSES_TENSORS}") == _SHOWN
+        return told == _SHOWN
 
     def _returned_kind(self, function: cst.FunctionDef, parameter_kind: Callable) -> Optional[str]:
         """The kind a one-line ``function`` returns, given its parameters' kinds."""
