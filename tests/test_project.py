@@ -408,6 +408,69 @@ def test_a_one_line_helper_of_another_module_returns_a_tensor_where_its_argument
     assert found(paths) == [("loss.py", 9, "TL201")]
 
 
+TRAINER = """
+    class Trainer:
+        def __init__(self, model):
+            self.model = model
+
+        def predict(self, batch):
+            self.model.eval()
+            return self.model(batch).argmax(-1).tolist()
+
+        def update(self, batch):
+            self.model.train()
+            loss = self.model(batch).mean()
+            loss.backward()
+            return loss.item()
+"""
+
+
+def test_a_loop_calling_another_modules_method_that_runs_the_model_in_eval_mode_evaluates(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/trainer.py": TRAINER, "pkg/run.py": """
+        import torch
+        from pkg.trainer import Trainer
+
+        def train(model, train_batches, dev_batches):
+            trainer = Trainer(model)
+            for batch in train_batches:
+                trainer.update(batch)
+                predictions = []
+                for batch in dev_batches:
+                    predictions += trainer.predict(batch)
+            with torch.no_grad():
+                for batch in dev_batches:
+                    trainer.predict(batch)
+            for batch in dev_batches:
+                trainer.update(batch)
+    """})
+    assert found(paths) == [("run.py", 10, "TL701")]
+    assert found([p for p in paths if p.endswith("run.py")]) == []
+
+
+def test_a_method_that_runs_the_model_under_no_grad_tells_nothing(tmp_path):
+    paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/trainer.py": """
+        import torch
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+
+            def predict(self, batch):
+                self.model.eval()
+                with torch.no_grad():
+                    return self.model(batch).argmax(-1).tolist()
+    """, "pkg/run.py": """
+        import torch
+        from pkg.trainer import Trainer
+
+        def evaluate(model, batches):
+            trainer = Trainer(model)
+            for batch in batches:
+                trainer.predict(batch)
+    """})
+    assert found(paths) == []
+
+
 def test_fix_mode_reports_what_other_files_make_hot(package):
     assert found(package, mode=FIX) == [("ops.py", 6, "TL201"), ("ops.py", 6, "TL202")]
 

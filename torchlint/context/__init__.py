@@ -697,8 +697,14 @@ class FileContext:
 
     def function_key(self, function: Scope) -> Optional[str]:
         """The qualified name other modules call a module-level ``function`` by, or None."""
+        name = self.qualified_name(function)
+        return name if name is not None and function.parent is self.module_scope else None
+
+    def qualified_name(self, function: Scope) -> Optional[str]:
+        """The qualified name other modules reach a module-level function or a method of a
+        module-level class by (``pkg.trainer.Trainer.predict``), or None."""
         local = self._local_name(function)
-        return f"{self.module_name}.{local}" if self.module_name and local and "." not in local else None
+        return f"{self.module_name}.{local}" if self.module_name and local else None
 
     def _local_name(self, scope: Scope) -> Optional[str]:
         """``func`` for a module-level function, ``Cls.method`` for a method of a module-level

@@ -29,6 +29,9 @@ _MODEL = frozenset({"model", "net", "network"})
 # named `model` may be a high-level predictor (`YOLO(path)`) that turns grad off itself.
 _TENSOR_METHODS = frozenset("to cuda cpu detach numpy item argmax softmax float unsqueeze".split())
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# The key a method that puts a model in eval mode and runs it with grad on is offered by, after
+# its qualified name (`pkg.trainer.Trainer.predict@evaluates`): a loop elsewhere calling it evaluates.
+_EVALUATES = "@evaluates"
 
 
 class EvalWithoutNoGrad(Rule):
@@ -49,7 +52,11 @@ class EvalWithoutNoGrad(Rule):
         "function named for evaluation (`evaluate`, `validate`, `test`, `predict`, `inference`, ...), with "
         "no `torch.no_grad()`/`torch.inference_mode()`/`torch.set_grad_enabled(False)` (or a context manager "
         "of the file that enters one around its `yield`) around it, on the "
-        "function, or around a call of the function elsewhere in the file. Functions that need gradients "
+        "function, or around a call of the function elsewhere in the file. Across the files of one run, a loop "
+        "calling a method of an object built from a class of the project in the same function (`trainer = "
+        "Trainer(model)` ... `for batch in dev: preds += trainer.predict(batch)`) evaluates when that method "
+        "puts a model in eval mode and runs it with grad on (the innermost such loop is reported, also in "
+        "a training function). Functions that need gradients "
         "(`.backward()`, `torch.autograd.grad`, `requires_grad_()`, an optimizer step, `torch.enable_grad()`), "
         "Lightning's `validation_step`/`test_step`/`predict_step` (Lightning disables grad itself) and test "
         "code are not reported. Where nothing was put in eval mode, the loop must also handle tensors (a "
@@ -366,12 +373,15 @@ class EvalWithoutNoGrad(Rule):
         self._reported: Set[int] = set()  # ids of loops reported
         self._called_without_grad: Set[str] = set()  # names of functions called under no-grad
         self._candidates: List[Tuple[cst.CSTNode, str]] = []  # (loop, its function's name)
+        self._functions: List[Scope] = []  # the functions the walk is in
 
     # ---- grad mode ---------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(any(self._disables_grad(decorator.decorator) for decorator in node.decorators))
+        self._functions.append(self.ctx.scope.function)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._offer_if_evaluates(node, self._functions.pop())
         self._leave()
 
     def visit_With(self, node: cst.With) -> None:
@@ -427,6 +437,37 @@ class EvalWithoutNoGrad(Rule):
             receiver = dotted_name(func.value)
             if receiver is not None:
                 self._eval_receivers.setdefault(self.ctx.scope.function, set()).add(receiver)
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and not self._no_grad_depth:
+            self._check_evaluating_call(node, func)
+
+    def _offer_if_evaluates(self, node: cst.FunctionDef, function: Scope) -> None:
+        """Tell the other modules of a method that puts a model in eval mode and runs it with
+        grad on (``self.model.eval()`` ... ``self.model(x)`` in ``Trainer.predict``)."""
+        receivers = self._eval_receivers.get(function)
+        if not receivers or self._no_grad_depth or self._needs_grad_in(node):
+            return
+        key = self.ctx.qualified_name(function)
+        if key is not None and self._runs_model(node.body, receivers)[0]:
+            self.ctx.offer(f"{key}{_EVALUATES}", "yes")
+
+    def _check_evaluating_call(self, call: cst.Call, func: cst.Attribute) -> None:
+        """A call, in a loop, of a method of an object of a project class built in the same
+        function (``trainer = Trainer(...)`` ... ``trainer.predict(batch)``) that its module
+        says runs a model in eval mode with grad on: the innermost such loop evaluates."""
+        ctx = self.ctx
+        function = ctx.scope.function
+        if function.kind != "function" or function.name in STEP_METHODS or _NOT_EVAL.search(function.name):
+            return
+        loop = next((node for node in reversed(ctx.ancestors) if isinstance(node, (cst.For, cst.While, *_NESTED))), None)
+        if not isinstance(loop, (cst.For, cst.While)) or any(id(node) in self._reported for node in ctx.ancestors):
+            return
+        built = ctx.value_of(func.value.value)
+        cls = ctx.project_callee(built.func) if isinstance(built, cst.Call) else None
+        if cls is None or ctx.need(f"{cls}.{func.attr.value}{_EVALUATES}") is None:
+            return
+        if not ctx.is_test_module and not self._needs_grad_in(function.node):
+            self._reported.add(id(loop))
+            self._candidates.append((loop, function.name))
 
     def leave_Assign(self, node: cst.Assign) -> None:
         """``backbone = list(model.encoder.children())[0]`` after ``model.eval()``: a part of the
