@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.context import Scope
 from torchlint.context.scopes import STEP_METHODS, is_training_step_call
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, literal_value, positional
+from torchlint.syntax import dotted_name, is_name, literal_value, positional
 from torchlint.walker import descendants, iter_children
 
 # Context managers and decorators that turn autograd off: torch's own, and the wrappers
@@ -25,6 +25,7 @@ _EVAL_FUNCTION = re.compile(
 # Lightning runs these (and their hooks) with grad disabled; `test_*` functions are tests.
 _NOT_EVAL = re.compile(r"^(test_|on_(validation|test|predict)_)|_epoch_end$")
 _MODEL = frozenset({"model", "net", "network"})
+_PREDICTS = re.compile(r"(predict|inference|infer)(_|$)")  # a model's own prediction methods: predict_proba
 # Methods that show a loop handles tensors: where nothing put a model in eval mode, a callable
 # named `model` may be a high-level predictor (`YOLO(path)`) that turns grad off itself.
 _TENSOR_METHODS = frozenset("to cuda cpu detach numpy item argmax softmax float unsqueeze".split())
@@ -45,7 +46,9 @@ class EvalWithoutNoGrad(Rule):
     triggers = ("torch", "eval(", "train(False")
     what = (
         "Finds a `for`/`while` loop that calls a model (the object put in eval mode, a part of it taken "
-        "after that, `backbone = list(model.children())[0]`, or one named `model`, `net` or `network`), "
+        "after that, `backbone = list(model.children())[0]`, or one named `model`, `net` or `network`; "
+        "called, or, for what was put in eval mode, a prediction method of it given arguments: "
+        "`model.predict(x)`; not `model.generate(ids)` or `model.load_state_dict(sd)`), "
         "itself or through a function of the same file it calls (not one decorated with "
         "`@torch.no_grad()`), in evaluation "
         "code: after `model.eval()` in the same function, or in a "
@@ -101,6 +104,25 @@ class EvalWithoutNoGrad(Rule):
         "returned outputs, which this rule cannot see across files."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+            def evaluate_checkpoints(model, paths, tokenizer, prompts):
+                model.eval()
+                for path in paths:
+                    model.load_state_dict(torch.load(path))  # nn.Module's own method: no forward
+                for prompt in prompts:
+                    print(model.generate(tokenizer(prompt)))  # transformers' generate turns grad off itself
+            class Encoder(nn.Module):
+                def encode_all(self, batches):
+                    self.eval()
+                    outputs = []
+                    for batch in batches:
+                        features = self.preprocess(batch)  # a method of self: not the forward
+                        with torch.inference_mode():
+                            outputs.append(self(features))
+                    return outputs
+        """),
         Valid("""
             import torch
             class ValLoop:
@@ -309,6 +331,15 @@ class EvalWithoutNoGrad(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            def predict(model, loader):
+                model.eval()
+                scores = []
+                for batch in loader:  # expect: TL701
+                    scores.append(model.predict(batch["x"]).cpu())
+                return scores
+        """),
         Invalid("""
             import torch
             def explain(model, loader, device):
@@ -544,7 +575,7 @@ class EvalWithoutNoGrad(Rule):
             if isinstance(node, cst.With) and any(self._disables_grad(item.item, ahead=depth > 0) for item in node.items):
                 continue
             if isinstance(node, cst.Call):
-                runs_model = runs_model or _calls_model(node.func, receivers)
+                runs_model = runs_model or _calls_model(node, receivers)
                 qualname = self.ctx.qualname(node.func) if depth == 0 else self.ctx.qualname_ahead(node.func)
                 handles_tensors = handles_tensors or (
                     isinstance(node.func, cst.Attribute) and node.func.attr.value in _TENSOR_METHODS
@@ -587,10 +618,17 @@ def _part_of(value: cst.BaseExpression, receivers: Set[str]) -> bool:
     return any(".".join(parts[:end]) in receivers for end in range(1, len(parts) + 1))
 
 
-def _calls_model(func: cst.BaseExpression, receivers: Set[str]) -> bool:
-    """``model(x)``, ``self.net(x)``, ``model.forward(x)``, ``self.forward_masks(x)`` where the
-    callee is what was put in eval mode or is named ``model``, ``net`` or ``network``."""
-    if isinstance(func, cst.Attribute) and (func.attr.value == "forward" or func.attr.value.startswith("forward_")):
-        func = func.value
-    name = dotted_name(func)
-    return name is not None and (name in receivers or name.rsplit(".", 1)[-1] in _MODEL)
+def _calls_model(call: cst.Call, receivers: Set[str]) -> bool:
+    """``model(x)``, ``self.net(x)``, ``model.forward(x)`` where the callee is what was put in
+    eval mode or is named ``model``, ``net`` or ``network``; ``self.model.predict(batch)``, a
+    prediction method, given arguments, of what was put in eval mode (not of ``self``:
+    a method of the file is followed to what it does)."""
+    func = call.func
+    names = [dotted_name(func)]
+    method = func.attr.value if isinstance(func, cst.Attribute) else None
+    if method == "forward" or (method or "").startswith("forward_"):
+        names.append(dotted_name(func.value))
+    elif method is not None and call.args and _PREDICTS.match(method) \
+            and not is_name(func.value, "self") and dotted_name(func.value) in receivers:
+        return True
+    return any(name is not None and (name in receivers or name.rsplit(".", 1)[-1] in _MODEL) for name in names)
