@@ -486,15 +486,17 @@ class EvalWithoutNoGrad(Rule):
         function (``trainer = Trainer(...)`` ... ``trainer.predict(batch)``) that its module
         says runs a model in eval mode with grad on: the innermost such loop evaluates."""
         ctx = self.ctx
+        built = ctx.value_of(func.value.value)
+        cls = ctx.project_callee(built.func) if type(built) is cst.Call else None
+        if cls is None:
+            return
         function = ctx.scope.function
         if function.kind != "function" or function.name in STEP_METHODS or _NOT_EVAL.search(function.name):
             return
         loop = next((node for node in reversed(ctx.ancestors) if isinstance(node, (cst.For, cst.While, *_NESTED))), None)
         if not isinstance(loop, (cst.For, cst.While)) or any(id(node) in self._reported for node in ctx.ancestors):
             return
-        built = ctx.value_of(func.value.value)
-        cls = ctx.project_callee(built.func) if isinstance(built, cst.Call) else None
-        if cls is None or ctx.need(f"{cls}.{func.attr.value}{_EVALUATES}") is None:
+        if ctx.need(f"{cls}.{func.attr.value}{_EVALUATES}") is None:
             return
         if not ctx.is_test_module and not self._needs_grad_in(function.node):
             self._reported.add(id(loop))
