@@ -982,8 +982,15 @@ class FileContext:
 
     def _register(self, scope: Scope) -> None:
         """Make a function or class findable by name from where it is defined."""
-        owner = self.scope if self.scope.kind == "class" else self.scope.function
-        owner.methods[scope.name] = scope
+        self._definitions_here().methods[scope.name] = scope
+
+    def _definitions_here(self) -> Scope:
+        """The scope where a function or class defined here is registered: the class, or the function."""
+        return self.scope if self.scope.kind == "class" else self.scope.function
+
+    def scope_left(self, node: Union[cst.FunctionDef, cst.ClassDef]) -> Scope:
+        """The scope of the function or class whose ``leave_*`` a rule is in (the context has left it)."""
+        return self._definitions_here().methods[node.name.value]
 
     def visit_For(self, node: cst.For) -> None:
         loop = self._enter_loop(node, "for")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -129,6 +129,14 @@ def in_loop(scope: Optional[Scope]) -> bool:
             return True
         scope = scope.parent
     return False
+
+
+def loops_around(scope: Optional[Scope]) -> Iterator[Scope]:
+    """The loops ``scope`` is in (itself first, if a loop), innermost first, also those of enclosing functions."""
+    while scope is not None:
+        if scope.kind == "loop":
+            yield scope
+        scope = scope.parent
 
 
 def in_model_code(scope: Scope) -> bool:

@@ -8,7 +8,7 @@ from typing import Dict, List, Set, Tuple
 import libcst as cst
 
 from torchlint.context import Scope
-from torchlint.context.scopes import STEP_METHODS, is_training_step_call
+from torchlint.context.scopes import STEP_METHODS, is_training_step_call, loops_around
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, is_name, literal_value, positional
 from torchlint.walker import descendants, iter_children
@@ -404,15 +404,13 @@ class EvalWithoutNoGrad(Rule):
         self._reported: Set[int] = set()  # ids of loops reported
         self._called_without_grad: Set[str] = set()  # names of functions called under no-grad
         self._candidates: List[Tuple[cst.CSTNode, str]] = []  # (loop, its function's name)
-        self._functions: List[Scope] = []  # the functions the walk is in
 
     # ---- grad mode ---------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(any(self._disables_grad(decorator.decorator) for decorator in node.decorators))
-        self._functions.append(self.ctx.scope.function)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._offer_if_evaluates(node, self._functions.pop())
+        self._offer_if_evaluates(node, self.ctx.scope_left(node))
         self._leave()
 
     def visit_With(self, node: cst.With) -> None:
@@ -493,14 +491,13 @@ class EvalWithoutNoGrad(Rule):
         function = ctx.scope.function
         if function.kind != "function" or function.name in STEP_METHODS or _NOT_EVAL.search(function.name):
             return
-        loop = next((node for node in reversed(ctx.ancestors) if isinstance(node, (cst.For, cst.While, *_NESTED))), None)
-        if not isinstance(loop, (cst.For, cst.While)) or any(id(node) in self._reported for node in ctx.ancestors):
+        if ctx.scope.kind != "loop" or self._in_reported_loop():
             return
         if ctx.need(f"{cls}.{func.attr.value}{_EVALUATES}") is None:
             return
         if not ctx.is_test_module and not self._needs_grad_in(function.node):
-            self._reported.add(id(loop))
-            self._candidates.append((loop, function.name))
+            self._reported.add(id(ctx.scope.node))
+            self._candidates.append((ctx.scope.node, function.name))
 
     def leave_Assign(self, node: cst.Assign) -> None:
         """``backbone = list(model.encoder.children())[0]`` after ``model.eval()``: a part of the
@@ -518,7 +515,7 @@ class EvalWithoutNoGrad(Rule):
     def _check(self, loop: cst.CSTNode) -> None:
         ctx = self.ctx
         function = ctx.scope.function
-        if self._no_grad_depth or function.kind != "function" or any(id(a) in self._reported for a in ctx.ancestors):
+        if self._no_grad_depth or function.kind != "function" or self._in_reported_loop():
             return
         name = function.name
         receivers = self._eval_receivers.get(function, set())
@@ -531,6 +528,9 @@ class EvalWithoutNoGrad(Rule):
             return
         self._reported.add(id(loop))
         self._candidates.append((loop, name))
+
+    def _in_reported_loop(self) -> bool:
+        return any(id(loop.node) in self._reported for loop in loops_around(self.ctx.scope))
 
     def leave_Module(self, node: cst.Module) -> None:
         for loop, function_name in self._candidates:  # every call site of the function is seen now
