@@ -39,7 +39,8 @@ class PythonLoopOverTensor(Rule):
         "the function (used as one, `x.shape`, `x.view(...)`; annotated `Tensor`; or assigned a torch "
         "call's result; the fields of a Hugging Face model's output, `out.logits`, are tensors too), "
         "which tells a tensor from a list of feature maps. In a helper, a parameter "
-        "walked by `range(t.shape[0])` or indexed `t[i]` counts when every call of the helper in "
+        "walked by `range(t.shape[0])` (or `range(t[0].shape[0])`), indexed `t[i]` or compared "
+        "with the loop variable (`t[:, 0] == i`) counts when every call of the helper in "
         "the file passes a tensor for it; a piece of the batch a training loop or a Lightning step is "
         "given (`x, y = batch`) counts once it is passed to a torch function (`F.cross_entropy(logits, "
         "y)`). Inside a training step (a training loop's body, "
@@ -568,6 +569,19 @@ class PythonLoopOverTensor(Rule):
                         y[:, t] = self.a * y[:, t - 1] + x[:, t]
                     return y
         """),
+        Valid("""
+            import torch
+
+            class DetectionLoss:
+                def __call__(self, preds, targets):
+                    return self.build_targets(preds, targets.cpu().numpy())  # masks of a numpy array
+
+                def build_targets(self, preds, targets):
+                    counts = []
+                    for i in range(preds[0].shape[0]):
+                        counts.append((targets[:, 0] == i).sum())
+                    return counts
+        """),
     )
     invalid = (
         Invalid("""
@@ -599,6 +613,19 @@ class PythonLoopOverTensor(Rule):
 
                 def forward(self, cost, ks):  # runs the held object's method on every call
                     return self.assigner.assign(cost.float(), ks.long()).sum()
+        """),
+        Invalid("""
+            import torch
+
+            class DetectionLoss:
+                def __call__(self, preds, targets):
+                    return self.build_targets(preds, targets)
+
+                def build_targets(self, preds, targets):
+                    counts = []
+                    for i in range(preds[0].shape[0]):  # expect: TL202
+                        counts.append((targets[:, 0] == i).sum())  # a mask of the parameter per image
+                    return torch.stack(counts)
         """),
         Invalid("""
             from torch import nn
@@ -1042,8 +1069,9 @@ class PythonLoopOverTensor(Rule):
         sized = self.ctx.sized(stop)
         if sized is None:
             return None
-        if self._unknown_parameter(sized) and not _is_len(self._length(stop)):
-            needed = {sized.value}  # `range(t.shape[0])` of a helper's parameter `t`
+        walked = _unsubscripted(sized)
+        if self._unknown_parameter(walked) and not _is_len(self._length(stop)):
+            needed = {walked.value}  # `range(t.shape[0])` (or `range(t[0].shape[0])`) of a helper's parameter `t`
         elif self.ctx.tensor_kind(sized) in (TENSOR, HOST) and self._evident_tensor(sized, stop):
             needed: Set[str] = set()
         else:
@@ -1060,12 +1088,12 @@ class PythonLoopOverTensor(Rule):
         ):
             return None
         if not any(self._indexes_by(node, variable) or self._masks_by(node, variable) for node in nodes):
-            # `t[i]` of a helper's parameter `t`: per element if the file's calls pass tensors
+            # `t[i]`, or `t[:, 0] == i`, of a helper's parameter `t`: per element if the file's calls pass tensors
             indexed = {
                 node.value.value for node in nodes
                 if isinstance(node, cst.Subscript) and self._unknown_parameter(node.value)
                 and _subscripted_by(node, variable)
-            }
+            } | {name for node in nodes for name in self._parameters_masked_by(node, variable)}
             if not indexed:
                 return None
             needed |= indexed
@@ -1154,6 +1182,18 @@ class PythonLoopOverTensor(Rule):
                 return True
         return False
 
+    def _parameters_masked_by(self, node: cst.CSTNode, variable: str) -> Tuple[str, ...]:
+        """``t[:, 0] == i`` of a helper's parameter ``t`` whose kind the function cannot tell:
+        a mask per element if ``t`` turns out a tensor."""
+        if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+            return ()
+        left, right = node.left, node.comparisons[0].comparator
+        return tuple(
+            compared.value for this, other in ((left, right), (right, left))
+            for compared in (_unsubscripted(other),)
+            if _arithmetic_of(this, variable) and self._unknown_parameter(compared)
+        )
+
     def _indexes_by(self, node: cst.CSTNode, variable: str) -> bool:
         return (
             isinstance(node, cst.Subscript) and self.ctx.tensor_kind(node.value) == TENSOR
@@ -1193,6 +1233,13 @@ def _element_value(node: cst.BaseExpression, elements: Set[str], variables: Set[
 
 def _is_len(node: Optional[cst.BaseExpression]) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len"
+
+
+def _unsubscripted(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``t`` of ``t[0]``, ``t[:, 0]``, ``t[0][1]``."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    return node
 
 
 def _subscripted_by(node: cst.Subscript, variable: str) -> bool:
