@@ -1174,25 +1174,13 @@ class PythonLoopOverTensor(Rule):
     def _masks_by(self, node: cst.CSTNode, variable: str) -> bool:
         """``batch_idx == i`` (or ``== i + 1``): a whole-tensor comparison with the loop variable,
         one mask per element."""
-        if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
-            return False
-        left, right = node.left, node.comparisons[0].comparator
-        for this, other in ((left, right), (right, left)):
-            if _arithmetic_of(this, variable) and self.ctx.tensor_kind(other) in (TENSOR, HOST):
-                return True
-        return False
+        return any(self.ctx.tensor_kind(other) in (TENSOR, HOST) for other in _compared_with(node, variable))
 
     def _parameters_masked_by(self, node: cst.CSTNode, variable: str) -> Tuple[str, ...]:
         """``t[:, 0] == i`` of a helper's parameter ``t`` whose kind the function cannot tell:
         a mask per element if ``t`` turns out a tensor."""
-        if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
-            return ()
-        left, right = node.left, node.comparisons[0].comparator
-        return tuple(
-            compared.value for this, other in ((left, right), (right, left))
-            for compared in (_unsubscripted(other),)
-            if _arithmetic_of(this, variable) and self._unknown_parameter(compared)
-        )
+        compared = (_unsubscripted(other) for other in _compared_with(node, variable))
+        return tuple(name.value for name in compared if self._unknown_parameter(name))
 
     def _indexes_by(self, node: cst.CSTNode, variable: str) -> bool:
         return (
@@ -1233,6 +1221,15 @@ def _element_value(node: cst.BaseExpression, elements: Set[str], variables: Set[
 
 def _is_len(node: Optional[cst.BaseExpression]) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len"
+
+
+def _compared_with(node: cst.CSTNode, variable: str) -> Tuple[cst.BaseExpression, ...]:
+    """What a single comparison compares the loop variable (or ``i + 1``) with: ``batch_idx`` of
+    ``batch_idx == i``."""
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return ()
+    left, right = node.left, node.comparisons[0].comparator
+    return tuple(other for this, other in ((left, right), (right, left)) if _arithmetic_of(this, variable))
 
 
 def _unsubscripted(node: cst.BaseExpression) -> cst.BaseExpression:
