@@ -489,15 +489,12 @@ class EvalWithoutNoGrad(Rule):
         if cls is None:
             return
         function = ctx.scope.function
-        if function.kind != "function" or function.name in STEP_METHODS or _NOT_EVAL.search(function.name):
-            return
-        if ctx.scope.kind != "loop" or self._in_reported_loop():
+        if not _may_evaluate(function) or ctx.scope.kind != "loop" or self._in_reported_loop():
             return
         if ctx.need(f"{cls}.{func.attr.value}{_EVALUATES}") is None:
             return
         if not ctx.is_test_module and not self._needs_grad_in(function.node):
-            self._reported.add(id(ctx.scope.node))
-            self._candidates.append((ctx.scope.node, function.name))
+            self._add_candidate(ctx.scope.node, function)
 
     def leave_Assign(self, node: cst.Assign) -> None:
         """``backbone = list(model.encoder.children())[0]`` after ``model.eval()``: a part of the
@@ -515,19 +512,22 @@ class EvalWithoutNoGrad(Rule):
     def _check(self, loop: cst.CSTNode) -> None:
         ctx = self.ctx
         function = ctx.scope.function
-        if self._no_grad_depth or function.kind != "function" or self._in_reported_loop():
+        if self._no_grad_depth or not _may_evaluate(function) or self._in_reported_loop():
             return
-        name = function.name
         receivers = self._eval_receivers.get(function, set())
-        if name in STEP_METHODS or _NOT_EVAL.search(name) or not (receivers or _EVAL_FUNCTION.search(name.lower())):
+        if not (receivers or _EVAL_FUNCTION.search(function.name.lower())):
             return
         if ctx.is_test_module or self._needs_grad_in(function.node):
             return
         runs_model, handles_tensors = self._runs_model(loop, receivers)
         if not runs_model or not (receivers or handles_tensors):
             return
+        self._add_candidate(loop, function)
+
+    def _add_candidate(self, loop: cst.CSTNode, function: Scope) -> None:
+        """Report ``loop`` at the end of the file, unless a call of ``function`` turns grad off."""
         self._reported.add(id(loop))
-        self._candidates.append((loop, name))
+        self._candidates.append((loop, function.name))
 
     def _in_reported_loop(self) -> bool:
         return any(id(loop.node) in self._reported for loop in loops_around(self.ctx.scope))
@@ -620,17 +620,22 @@ def _part_of(value: cst.BaseExpression, receivers: Set[str]) -> bool:
     return any(".".join(parts[:end]) in receivers for end in range(1, len(parts) + 1))
 
 
+def _may_evaluate(function: Scope) -> bool:
+    """Can ``function`` hold an evaluation loop: a function, not a Lightning step, hook or test?"""
+    return function.kind == "function" and function.name not in STEP_METHODS and not _NOT_EVAL.search(function.name)
+
+
 def _calls_model(call: cst.Call, receivers: Set[str]) -> bool:
     """``model(x)``, ``self.net(x)``, ``model.forward(x)`` where the callee is what was put in
     eval mode or is named ``model``, ``net`` or ``network``; ``self.model.predict(batch)``, a
     prediction method, given arguments, of what was put in eval mode (not of ``self``:
     a method of the file is followed to what it does)."""
     func = call.func
-    names = [dotted_name(func)]
-    method = func.attr.value if isinstance(func, cst.Attribute) else None
-    if method == "forward" or (method or "").startswith("forward_"):
-        names.append(dotted_name(func.value))
-    elif method is not None and call.args and _PREDICTS.match(method) \
-            and not is_name(func.value, "self") and dotted_name(func.value) in receivers:
+    method = func.attr.value if isinstance(func, cst.Attribute) else ""
+    if method == "forward" or method.startswith("forward_"):
+        func = func.value
+    elif method and call.args and _PREDICTS.match(method) and not is_name(func.value, "self") \
+            and dotted_name(func.value) in receivers:
         return True
-    return any(name is not None and (name in receivers or name.rsplit(".", 1)[-1] in _MODEL) for name in names)
+    name = dotted_name(func)
+    return name is not None and (name in receivers or name.rsplit(".", 1)[-1] in _MODEL)
