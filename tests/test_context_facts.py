@@ -176,3 +176,25 @@ def test_a_rule_reading_a_function_ahead_of_the_walk_leaves_its_names_unresolved
     would not turn cold and TL201 would report its host copies."""
     rules = [RULES_BY_CODE["TL201"], RULES_BY_CODE["TL701"]]
     assert [d.code for d in lint_text(DRAWING_HELPER, "model.py", rules).diagnostics] == []
+
+
+@pytest.mark.parametrize("name, hot", [
+    ("FocalLoss", True), ("SetCriterion", True), ("IOUloss", True), ("F1_loss", True),
+    ("ColossalAIStrategy", False), ("GlossaryBuilder", False),
+])
+def test_the_call_of_a_class_named_like_a_loss_is_hot(name, hot):
+    from torchlint.context.scopes import MODEL, function_hotness
+
+    assert (function_hotness("__call__", name, frozenset())[1] == MODEL) is hot
+
+
+@pytest.mark.parametrize("comprehension", [
+    "        names = [t for t in self.tags]\n",
+    "        if flag:\n            names = {t: 1 for t in self.tags}\n",
+    "        names = [t for s in self.groups for t in s]\n",
+])
+def test_a_comprehension_binds_its_variables_for_itself_only(comprehension):
+    """After ``[t for t in tags]``, ``t`` is the function's tensor again (Python 3 scoping)."""
+    text = ("import torch\nfrom torch import nn\n\nclass Head(nn.Module):\n    def forward(self, x, flag):\n"
+            "        t = x.sum()\n" + comprehension + "        if t > 0:\n            return x\n        return -x\n")
+    assert codes(text, "model.py", "TL201") == ["TL201"]

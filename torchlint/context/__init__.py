@@ -35,7 +35,7 @@ from torchlint.context.tensors import (
     shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
-from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, positional
+from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, positional, target_names
 from torchlint.walker import descendants
 
 if TYPE_CHECKING:
@@ -108,6 +108,7 @@ class FileContext:
         self._calls = CallSites(text)
         self._loader_refs = "DataLoader" in text  # record loader references with calls
         self._qualnames: Dict[int, Optional[str]] = {}
+        self._comprehensions: List[list] = []  # what the targets of the comprehensions being walked held before
 
     # ---- questions rules ask -------------------------------------------------------
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
@@ -1008,8 +1009,14 @@ class FileContext:
 
     def _bind_comprehension(self, node) -> None:
         """``[p.item() for p in probs]``: the comprehension's targets, bound on entry (its
-        element is walked before its ``for``), in the enclosing function's names (an
-        approximation of the comprehension's own scope)."""
+        element is walked before its ``for``) among the enclosing function's names, until
+        it ends (``leave_ListComp``: what they held before comes back)."""
+        for_in = node.for_in
+        names = []
+        while for_in is not None:
+            names.extend(target_names(for_in.target))
+            for_in = for_in.inner_for_in
+        self._comprehensions.append(self._here.save(names))
         for_in = node.for_in
         while for_in is not None:
             target = for_in.target
@@ -1017,7 +1024,11 @@ class FileContext:
                 self._bind_elements(target, for_in.iter)
             for_in = for_in.inner_for_in
 
+    def _unbind_comprehension(self, node) -> None:
+        self._here.restore(self._comprehensions.pop())
+
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _bind_comprehension
+    leave_ListComp = leave_SetComp = leave_GeneratorExp = leave_DictComp = _unbind_comprehension
 
     def visit_While(self, node: cst.While) -> None:
         self._enter_loop(node, "while")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Dict, FrozenSet, Iterable, List, NamedTuple, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -41,6 +41,22 @@ class _Branches:
     bound: Set[str] = field(default_factory=set)  # names the current branch binds
     ends: List[Dict[str, Optional[str]]] = field(default_factory=list)  # kinds after each falling-through branch
     all_terminate: bool = True
+
+
+_PER_NAME = ("dims", "ambiguous", "parts", "unpacked")  # the dicts of ``Bindings`` keyed by name
+_NAME_SETS = ("written", "batch_parts")  # and its sets of names
+
+
+class _Saved(NamedTuple):
+    """What one name held before a comprehension bound it (see ``Bindings.save``)."""
+
+    name: str
+    kind: Optional[str]
+    history: int  # how many values it had been assigned
+    values: Dict[str, object]  # its entries in the per-name dicts
+    sets: Set[str]  # the name sets it was in
+    in_branch: bool  # bound in the current `if` branch already
+    before_branch: bool  # its kind before the current `if` already recorded
 
 
 class Bindings:
@@ -84,6 +100,41 @@ class Bindings:
             frame.before.setdefault(name, self.kinds.get(name, UNBOUND))
             frame.bound.add(name)
         self.kinds[name] = kind
+
+    def save(self, names: Iterable[str]) -> List[_Saved]:
+        """What ``names`` hold now, for ``restore`` once a comprehension that binds them ends."""
+        frame = self._branches[-1] if self._branches else None
+        return [
+            _Saved(
+                name, self.kinds.get(name, UNBOUND), len(self._history.get(name, ())),
+                {store: getattr(self, store)[name] for store in _PER_NAME if name in getattr(self, store)},
+                {store for store in _NAME_SETS if name in getattr(self, store)},
+                frame is not None and name in frame.bound, frame is not None and name in frame.before,
+            )
+            for name in names
+        ]
+
+    def restore(self, saved: List[_Saved]) -> None:
+        """Undo the bindings made since ``save``: a comprehension's variables are its own."""
+        frame = self._branches[-1] if self._branches else None
+        for entry in saved:
+            name = entry.name
+            if entry.kind == UNBOUND:
+                self.kinds.pop(name, None)
+            else:
+                self.kinds[name] = entry.kind
+            self._history[name] = self._history.get(name, [])[:entry.history]
+            for store in _PER_NAME:
+                if store in entry.values:
+                    getattr(self, store)[name] = entry.values[store]
+                else:
+                    getattr(self, store).pop(name, None)
+            for store in _NAME_SETS:
+                (getattr(self, store).add if store in entry.sets else getattr(self, store).discard)(name)
+            if frame is not None and not entry.in_branch:
+                frame.bound.discard(name)
+            if frame is not None and not entry.before_branch:
+                frame.before.pop(name, None)
 
     def known_non_tensor(self, name: str) -> bool:
         """Does ``name`` hold something known not to be a tensor on some path (``pad = [0, 0]``

@@ -41,7 +41,8 @@ _LOSS_NAME = re.compile(
     r"(\w*loss(es)?(_fn|_func|_function)?|loss_\w+)$",
     re.IGNORECASE,
 )
-_LOSS_CLASS = re.compile(r"Loss|Criterion")  # a class or base named like one: FocalLoss, _Loss, SetCriterion
+# a class or base named like a loss or criterion: FocalLoss, _Loss, SetCriterion, IOUloss, F1_loss
+_LOSS_CLASS = re.compile(r"Loss|Criterion|loss$")
 _STEP_FUNCTION = re.compile(r"step|iter|batch|update", re.IGNORECASE)
 # optimizer, optim_g, opt, opt_d, d_opt, a GAN's optG/optD, a numbered opt1, the AMP scaler
 _OPTIMIZER_NAME = re.compile(r"optim|^opt([GD\d])?$|^opt_|_opt$|scaler", re.IGNORECASE)

@@ -94,7 +94,8 @@ class PythonLoopOverTensor(Rule):
         "with states kept in lists, `h[0], c[0] = cell(x[:, t], (h[0], c[0]))`; a state computed "
         "from its own old value, `h = f[t] * h + x[t]`, also through other names, `h_t = x[t] + "
         "f[t] * prev` ... `prev = h_t`; `for x_t in x.unbind(1)`; or a filter reading "
-        "`y[:, t - 1]`), for comprehensions that only take views (`[x[:, t] for t in range(T)]` is "
+        "`y[:, t - 1]`; a running sum is none, also one started on the first step, `loss = l if "
+        "loss is None else loss + l`), for comprehensions that only take views (`[x[:, t] for t in range(T)]` is "
         "`x.unbind(1)`: no kernels), for loops that hand each element to a library taking host "
         "arrays (`[linear_sum_assignment(c) for c in C]`, `librosa.stft(x[i].numpy())`), for "
         "comprehensions that only copy each element to the host (`[w[b].cpu() for b in range(B)]`), for "
@@ -953,6 +954,21 @@ class PythonLoopOverTensor(Rule):
                     x = x.flatten(1)
                     return [self.g(v) for i, v in enumerate(x.unbind(0))]  # expect: TL202
         """),
+        Invalid("""
+            import torch
+
+            class PrototypeLoss:  # a loss object: its __call__ runs every step
+                def __call__(self, x, y):
+                    classes = torch.unique(y)
+                    protos = torch.stack([self.memory[c] for c in self.keys])  # this `c` is the comprehension's own
+                    loss = None
+                    for i in range(classes.size(0)):  # expect: TL202
+                        c = classes[i]
+                        members = x.index_select(0, torch.nonzero(y == c).squeeze(1))
+                        l_c = (members - protos[i]).pow(2).sum()
+                        loss = l_c if loss is None else loss + l_c  # a running sum started on the first step
+                    return loss
+        """),
     )
 
     def visit_For(self, node: cst.For) -> None:
@@ -1412,15 +1428,27 @@ def _assigned_names(node: cst.Assign) -> Set[str]:
 
 
 def _fed_back(value: cst.BaseExpression, name: str) -> bool:
-    """Does ``name = value`` use ``name`` other than as a term of a sum (``total + x``)?"""
+    """Does ``name = value`` use ``name`` other than as a term of a sum (``total + x``, also
+    one started on the first step: ``x if total is None else total + x``)?"""
     terms = [value]
     while terms:
         term = terms.pop()
         if isinstance(term, cst.BinaryOperation) and isinstance(term.operator, (cst.Add, cst.Subtract)):
             terms.extend((term.left, term.right))
+        elif isinstance(term, cst.IfExp) and _tests_none(term.test, name):
+            terms.extend((term.body, term.orelse))
         elif not isinstance(term, cst.Name) and name in set(_names(term)):
             return True
     return False
+
+
+def _tests_none(test: cst.BaseExpression, name: str) -> bool:
+    """``name is None`` or ``name is not None``."""
+    return (
+        isinstance(test, cst.Comparison) and is_name(test.left, name) and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot))
+        and is_name(test.comparisons[0].comparator, "None")
+    )
 
 
 def _submodules(ctx, node: cst.BaseExpression) -> bool:
