@@ -47,7 +47,8 @@ class PythonLoopOverTensor(Rule):
         "`training_step`), where batches are also walked for host work (caching, per-image "
         "post-processing), a loop counts only when each step reads an element on the host (a test "
         "of it, `int()` or `.item()` of it; not in an `assert`), compares a tensor with it (a mask "
-        "per element) or writes a tensor's slot by the loop index; the training loop itself is "
+        "per element) or writes a tensor's slot by the loop index (also in place: `counts[y[i]] += 1`); "
+        "the training loop itself is "
         "never reported."
     )
     why = (
@@ -101,7 +102,8 @@ class PythonLoopOverTensor(Rule):
         "comprehensions that only copy each element to the host (`[w[b].cpu() for b in range(B)]`), for "
         "loops that read a host record by key each step (`metas[i][\"img_shape\"]`), for "
         "loops that only store each element in a per-item container, computing nothing on it "
-        "(`sample.set_pred_score(score)`, `SegDataSample(gt=PixelData(data=label))`), for per-item selections of data-dependent size collected in a list the "
+        "(`sample.set_pred_score(score)`, `SegDataSample(gt=PixelData(data=label))`, `{\"scores\": s, "
+        "\"boxes\": b}`), for per-item selections of data-dependent size collected in a list the "
         "function never joins into a tensor (`kept.append(boxes[i][scores[i] > t])`, also by a mask or "
         "index list held in a name, `keep = nms(boxes[i], scores[i], iou)`: ragged results "
         "have no dense form), in training-loop code, or in `while` loops (their trip count is not visible). Nor a "
@@ -112,6 +114,16 @@ class PythonLoopOverTensor(Rule):
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+
+            class PostProcess(nn.Module):
+                @torch.no_grad()
+                def forward(self, logits, boxes):
+                    scores, labels = logits.softmax(-1).max(-1)
+                    return [{"scores": s, "labels": l, "boxes": b} for s, l, b in zip(scores, labels, boxes)]
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -969,6 +981,24 @@ class PythonLoopOverTensor(Rule):
                         loss = l_c if loss is None else loss + l_c  # a running sum started on the first step
                     return loss
         """),
+        Invalid("""
+            import torch
+            import torch.nn.functional as F
+            from lightning import LightningModule
+
+            class Classifier(LightningModule):
+                def __init__(self, backbone, num_classes):
+                    super().__init__()
+                    self.backbone = backbone
+                    self.register_buffer("class_counts", torch.zeros(num_classes))
+
+                def training_step(self, batch, batch_idx):
+                    x, y = batch
+                    loss = F.cross_entropy(self.backbone(x), y)
+                    for i in range(y.shape[0]):  # expect: TL202
+                        self.class_counts[y[i]] += 1  # one small kernel per sample: torch.bincount
+                    return loss
+        """),
     )
 
     def visit_For(self, node: cst.For) -> None:
@@ -1035,7 +1065,7 @@ class PythonLoopOverTensor(Rule):
             if (
                 kind in (cst.If, cst.IfExp, cst.While) and _element_value(node.test, elements, variables)
                 or read is not None and _element_value(read, elements, variables)
-                or kind is cst.AssignTarget and isinstance(node.target, cst.Subscript)
+                or kind in (cst.AssignTarget, cst.AugAssign) and isinstance(node.target, cst.Subscript)
                 and any(self._indexes_by(node.target, index) for index in indices)
                 or kind is cst.Comparison and any(self._masks_by(node, name) for name in variables)
             ):
@@ -1342,8 +1372,9 @@ def _walks_records(nodes: List[cst.CSTNode], names: Set[str]) -> bool:
 def _packs_only(body: Sequence[cst.CSTNode], targets: Set[str]) -> bool:
     """Does the loop only hand each element to a per-item container, computing nothing on it?
     Each use is an argument of a constructor (``PixelData(data=label)``), of a setter
-    (``sample.set_pred_score(score)``, also as its receiver) or of ``append``, or the value of
-    an attribute or item store (``sample.gt = label``)."""
+    (``sample.set_pred_score(score)``, also as its receiver) or of ``append``, the value of
+    an attribute or item store (``sample.gt = label``), or an entry of a literal dict, tuple
+    or list (``{"scores": s, "boxes": b}``)."""
     uses = 0
     stack: List[Tuple[cst.CSTNode, Optional[cst.CSTNode], Optional[cst.CSTNode]]] = [(part, None, None) for part in body]
     while stack:
@@ -1365,7 +1396,7 @@ def _packing_use(name: cst.Name, parent: Optional[cst.CSTNode], grandparent: Opt
         return parent.attr.value.startswith("set_") and isinstance(grandparent, cst.Call) and grandparent.func is parent
     if isinstance(parent, cst.Assign) and parent.value is name:
         return all(isinstance(target.target, (cst.Attribute, cst.Subscript)) for target in parent.targets)
-    return False
+    return isinstance(parent, (cst.DictElement, cst.Element)) and parent.value is name  # {"boxes": b}, (s, b)
 
 
 def _takes_views(ctx, element: cst.BaseExpression, comp_for: cst.CompFor) -> bool:
