@@ -317,6 +317,28 @@ def test_a_pinned_loader_passed_to_another_module_that_moves_blocking(tmp_path):
     assert found(paths) == [("engine.py", 6, "TL503")]
 
 
+def test_a_pinned_loader_of_another_module_handed_to_a_function_that_moves_blocking(tmp_path):
+    """train.py never names DataLoader: the loader comes from data.py's factory."""
+    paths = write(tmp_path, {"data.py": """
+        from torch.utils.data import DataLoader
+
+        def make_valid_loader(dataset):
+            return DataLoader(dataset, batch_size=32, num_workers=4, pin_memory=True)
+    """, "train.py": """
+        from data import make_valid_loader
+
+        def validation(model, evaluation_loader, device):
+            for images, labels in evaluation_loader:
+                model(images.to(device))
+
+        def train(model, dataset, device):
+            valid_loader = make_valid_loader(dataset)
+            for step in range(100):
+                validation(model, valid_loader, device)
+    """})
+    assert found(paths) == [("train.py", 6, "TL503")]
+
+
 def test_a_helper_called_only_from_cold_code_stays_silent(tmp_path):
     paths = write(tmp_path, {
         "evaluate.py": """

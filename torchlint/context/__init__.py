@@ -106,7 +106,7 @@ class FileContext:
         self._text: Optional[TextFacts] = None
         self._loaders: Optional[LoaderSources] = None
         self._calls = CallSites(text)
-        self._loader_refs = "DataLoader" in text  # record loader references with calls
+        self._loader_refs = "oader" in text  # record loader references with calls (`DataLoader`, `train_loader`)
         self._qualnames: Dict[int, Optional[str]] = {}
         self._comprehensions: List[list] = []  # what the targets of the comprehensions being walked held before
 
@@ -202,9 +202,15 @@ class FileContext:
         source = unpacked.get(name)
         return [other for other, (value, _) in unpacked.items() if source and value is source[0] and other != name]
 
-    def unpacked_at(self, name: str) -> Optional[Tuple[cst.BaseExpression, int]]:
-        """``unpacked_from`` and the position ``name`` took (1 for ``dataset`` above)."""
-        return self._here.unpacked.get(name)
+    def unpacked_at(
+        self, name: str, before: Optional[cst.CSTNode] = None
+    ) -> Optional[Tuple[cst.BaseExpression, int]]:
+        """``unpacked_from`` and the position ``name`` took (1 for ``dataset`` above); with
+        ``before``, for the value ``name`` held when that assignment ran (``data, props =
+        load(p)`` ... ``data = (data - m) / s``)."""
+        order = self._order_of(before)
+        binding = None if order is _UNKNOWN else self._here.binding(name, order)
+        return self._here.unpacked_by_order.get(binding[0]) if binding is not None else None
 
     def global_value(self, name: str) -> Optional[cst.BaseExpression]:
         """The expression last assigned to ``name`` at module level so far."""
@@ -1270,6 +1276,8 @@ class FileContext:
                 for element, assigned in zip(target.elements, value.elements):
                     self._bind_target(element.value, self._bound_kinds.kind(assigned.value), assigned.value)
                 return
+            if value is not None:  # what the names held before: read before the first of them is bound
+                self._order.setdefault(id(value), self._assignments + 1)
             whose = shape_source(value) if value is not None else None  # `b, t = x.shape`, x of any kind
             shaped = whose if whose is not None and self._bound_kinds.kind(whose) in (TENSOR, HOST) else None
             whole = part_of or value if kind in (TENSOR, HOST) and shaped is None and _splits(value) else None
@@ -1285,6 +1293,7 @@ class FileContext:
                     bindings.dims[element.value.value] = whose, position
                 if isinstance(value, (cst.Call, cst.Name)) and isinstance(element.value, cst.Name):
                     bindings.unpacked[element.value.value] = value, position
+                    bindings.unpacked_by_order[self._assignments] = value, position  # the binding just made
                 if kind == BATCH and isinstance(element.value, cst.Name):
                     bindings.batch_parts.add(element.value.value)
 

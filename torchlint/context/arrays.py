@@ -72,7 +72,7 @@ def arriving_layout(ctx, node: cst.BaseExpression) -> Layout:
             before = update  # `x /= 255.0`: the same array, updated in place
         branches.append(ctx.bound_conditionally(name, before))
         value = ctx.value_of(name, before=before)
-        if value is None and (unpacked := ctx.unpacked_at(name)) is not None:
+        if value is None and (unpacked := ctx.unpacked_at(name, before)) is not None:
             value = _element_of(*unpacked)  # `data, props = load_case(path)`: what `load_case` returns first
         ends_at[:] = [name] if value is None and ctx.holds_parameter(name, before) else []
         return value

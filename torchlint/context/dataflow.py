@@ -71,6 +71,7 @@ class Bindings:
         self.parts: Dict[str, cst.BaseExpression] = {}  # names bound to a row or an unpacked part -> of what
         # names unpacked from a call's result or a name -> it, and the name's position among the targets
         self.unpacked: Dict[str, Tuple[cst.BaseExpression, int]] = {}
+        self.unpacked_by_order: Dict[int, Tuple[cst.BaseExpression, int]] = {}  # the same, by assignment number
         self.batch_parts: Set[str] = set()  # names unpacked from a batch a loader gave (`x, y = batch`)
         self.updates: Dict[int, cst.AugAssign] = {}  # assignment number -> the augmented assignment (`x /= 255`)
         # name -> (assignment number, value, how many `if` branches deep it was bound, in which branch)

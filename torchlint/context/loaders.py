@@ -180,10 +180,18 @@ def passed_through(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:
     cycled_loader = cycled(ctx, call)
     if cycled_loader is not None:
         return cycled_loader
-    func, args = call.func, positional(call)
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "prepare" and len(args) == len(call.args) == 1):
+    return prepared(call, 0) if len(call.args) == 1 else None
+
+
+def prepared(call: Optional[cst.BaseExpression], position: int) -> Optional[cst.BaseExpression]:
+    """What comes back at ``position`` of ``accelerator.prepare(...)``, which hands each object it
+    is given back wrapped, in order: ``dl`` of ``model, opt, dl = accelerator.prepare(model, opt, dl)``."""
+    if not isinstance(call, cst.Call):
         return None
-    return args[0].value if (dotted_name(func.value) or "").rsplit(".", 1)[-1] == "accelerator" else None
+    func, args = call.func, positional(call)
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "prepare" and len(args) == len(call.args) > position):
+        return None
+    return args[position].value if (dotted_name(func.value) or "").rsplit(".", 1)[-1] == "accelerator" else None
 
 
 def cycled(ctx, call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -250,7 +258,12 @@ class LoaderSources:
             function = ctx.scope.function
             if not ctx.bound(node.value):
                 return ("global", node.value) if function.kind == "function" else None
-            value = ctx.value_of(node.value, before=assigned) or ctx.unpacked_from(node.value)
+            value = ctx.value_of(node.value, before=assigned)
+            unpacked = ctx.unpacked_at(node.value, assigned) if value is None else None
+            element = prepared(*unpacked) if unpacked else None
+            if element is not None:  # `model, dl = accelerator.prepare(model, dl)`: the `dl` before it
+                return self.ref(element, unpacked[0], depth + 1) if depth < _MAX_DEPTH else None
+            value = value or ctx.unpacked_from(node.value)
             if value is not None:  # also `loader, dataset = create_dataloader(...)`
                 return self.ref(value, value, depth + 1) if depth < _MAX_DEPTH else None
             return ("param", function, node.value) if is_parameter(function, node.value) else None
@@ -272,15 +285,17 @@ class LoaderSources:
                 inner = passed_through(ctx, node) or node
             if inner is not node and depth < _MAX_DEPTH:  # `pbar = tqdm(enumerate(loader))`, `cycle(loader)`
                 return self.ref(inner, assigned, depth + 1)
-            return self._returned(node.func)
+            return self._returned(node.func, ctx.scope)
         return None
 
-    def _returned(self, func: cst.BaseExpression) -> Optional[Ref]:
+    def _returned(self, func: cst.BaseExpression, scope) -> Optional[Ref]:
+        """What a call of ``func`` in ``scope`` returns: a function of the file, another module's
+        (``create_dataloader``), or a method of ``self``'s class."""
         if isinstance(func, cst.Name):
             imported = self._ctx.project_callee(func) if func.value not in self._ctx.module_scope.methods else None
             return ("imported", imported) if imported is not None else ("returned", None, func.value)
         if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
-            cls = self._ctx.scope.enclosing_class
+            cls = scope if scope.kind == "class" else scope.enclosing_class
             return ("returned", cls, func.attr.value) if cls is not None else None
         return None
 
@@ -367,8 +382,11 @@ class LoaderSources:
         if isinstance(value, cst.Name) and depth < _MAX_DEPTH:
             bindings = self._ctx.bindings_of(scope)
             binding = bindings.binding(value.value, before) if bindings is not None else None
-            if binding is not None and binding[1] is not None:
-                return self._value_ref(scope, binding[1], depth + 1, binding[0])
+            bound = binding[1] if binding is not None else None
+            if binding is not None and bound is None:  # `model, dl = accelerator.prepare(model, dl)`
+                bound = prepared(*bindings.unpacked_by_order.get(binding[0], (None, 0)))
+            if bound is not None:
+                return self._value_ref(scope, bound, depth + 1, binding[0])
             if is_parameter(scope, value.value):
                 return ("param", scope, value.value)
             return ("global", value.value)
@@ -381,11 +399,7 @@ class LoaderSources:
             inner = passed_through(self._ctx, value)
             if inner is not None and depth < _MAX_DEPTH:
                 return self._value_ref(scope, inner, depth + 1, before)
-            if isinstance(value.func, cst.Name):
-                return ("returned", None, value.func.value)
-            if isinstance(value.func, cst.Attribute) and dotted_name(value.func.value) == "self":
-                cls = scope if scope.kind == "class" else scope.enclosing_class
-                return ("returned", cls, value.func.attr.value) if cls is not None else None
+            return self._returned(value.func, scope)
         return None
 
 

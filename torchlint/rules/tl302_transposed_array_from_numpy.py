@@ -48,7 +48,7 @@ class TransposedArrayFromNumpy(Rule):
         "every path through an `if` and both sides of conditional expressions, `self` attributes, "
         "the return values of the "
         "project's functions (`to_chw(img)`, `image_utils.hwc_to_chw(img)` of another module, an "
-        "element of a returned tuple: `data, props = load_case(path)`, and what a helper is given "
+        "element of a returned tuple: `data, props = load_case(path)`, also after `data = (data - m) / s`, and what a helper is given "
         "and returns: `normalize(vol.transpose(3, 0, 1, 2))`), and into the parameter of a "
         "function of the file, or of another module of the project, that a call passes the array "
         "to (also handed on through other functions' parameters), with no `np.ascontiguousarray` "
@@ -298,6 +298,29 @@ class TransposedArrayFromNumpy(Rule):
             def predict(net, path):
                 data, _ = load_case(path)
                 return net(torch.from_numpy(np.ascontiguousarray(clip(data))))
+        """),
+        Invalid("""
+            import numpy as np
+            import torch
+
+            def load_case(path):
+                return np.load(path).transpose(3, 0, 1, 2), path
+
+            def predict(net, path):
+                data, _ = load_case(path)
+                data = (data - data.mean()) / data.std()  # rebinds the unpacked name: the same axis order
+                return net(torch.from_numpy(data))  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import torch
+
+            def load_case(path):
+                return np.load(path).transpose(3, 0, 1, 2), path
+
+            def predict(net, path):
+                data, _ = load_case(path)
+                data = (data - data.mean()) / data.std()  # rebinds the unpacked name: the same axis order
+                return net(torch.from_numpy(np.ascontiguousarray(data)))
         """),
         Invalid("""
             import numpy as np

@@ -46,7 +46,7 @@ class DataloaderWorkersNotPersistent(Rule):
         "for a given epoch (`build_iter(self, epoch)`) nor one whose sampler, a class of the file, never ends "
         "(`while True:` in its `__iter__`, detectron2's `TrainingSampler`: iterated once for the whole run); handed to a generator of the file that walks "
         "it again and again (`self.dl = cycle(dl)` with `while True: for x in dl: yield x`, also "
-        "through `accelerator.prepare(dl)`; not `itertools.cycle`, which replays one pass); given to "
+        "through `accelerator.prepare(dl)`, or `model, dl = accelerator.prepare(model, dl)`; not `itertools.cycle`, which replays one pass); given to "
         "Lightning's `trainer.fit(model, train_loader, val_loader)`, which iterates both every epoch; or "
         "iterated by a function of the same file that is called from a loop (a loader built at "
         "module level, or in `main()` and passed along, and iterated by `train(epoch)`; also one "

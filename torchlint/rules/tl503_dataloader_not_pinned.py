@@ -121,7 +121,8 @@ class DataloaderNotPinned(Rule):
         "`metric_logger.log_every(loader, ...)`, `tqdm(loader) if verbose else loader`) or drawn with "
         "`next(...)` of an iterator of it a loop draws every batch from (`it = iter(loader)` ... "
         "`x, y = next(it)`, or `batch = next(it)` ... `batch[0].to(device)`), from a generator of the file that cycles it (`next(self.dl).to(device)` after "
-        "`self.dl = cycle(dl)`), or handed to Lightning's `trainer.fit(model, loader)`, which moves "
+        "`self.dl = cycle(dl)`), through `accelerator.prepare` (`model, opt, dl = accelerator.prepare(model, opt, dl)`), "
+        "or handed to Lightning's `trainer.fit(model, loader)`, which moves "
         "every batch itself; and, for a loader with `pin_memory=True` (or a `pin_memory` that is "
         "not literally false), such a move without `non_blocking` (or with a literally false one). The loop may be in another "
         "function of the same file: a loader built at module level, in `main()` and passed to "
@@ -297,6 +298,31 @@ class DataloaderNotPinned(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            from accelerate import Accelerator
+            from torch.utils.data import DataLoader
+
+            def main(model, optimizer, dataset, epochs):
+                accelerator = Accelerator()
+                loader = DataLoader(dataset, batch_size=32, num_workers=4, persistent_workers=True)  # expect: TL503
+                model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+                for epoch in range(epochs):
+                    for batch in loader:
+                        batch = {k: v.to(accelerator.device) for k, v in batch.items()}
+                        accelerator.backward(model(**batch).loss)
+        """, fixed="""
+            from accelerate import Accelerator
+            from torch.utils.data import DataLoader
+
+            def main(model, optimizer, dataset, epochs):
+                accelerator = Accelerator()
+                loader = DataLoader(dataset, batch_size=32, num_workers=4, persistent_workers=True, pin_memory=True)
+                model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+                for epoch in range(epochs):
+                    for batch in loader:
+                        batch = {k: v.to(accelerator.device, non_blocking=True) for k, v in batch.items()}
+                        accelerator.backward(model(**batch).loss)
+        """),
         Invalid("""
             import torch
             from torch.utils.data import DataLoader

@@ -100,7 +100,8 @@ class TimingWithoutSync(Rule):
         "many iterations the work still queued at the end is a small part. The same holds for the "
         "project's timing context managers: a `with` block of a generator that reads the clock around "
         "its `yield` (`@contextmanager def timer(name): start = time.time(); yield; ...`), of a class "
-        "whose `__enter__` and `__exit__` read it (`with Timer():`), or of such a method "
+        "whose `__enter__` and `__exit__` read it (`with Timer():`, also held in a name: `watch = Timer()` ... "
+        "`with watch:`), or of such a method "
         "(`with reporter.measure_time(\"backward\"):`), defined in the file or in another module of the "
         "project, ends by reading the clock (one that first waits for the device, a `torch.cuda.synchronize()` "
         "before its last clock read, times honestly); it is reported at the `with` when the block queues GPU "
@@ -386,6 +387,24 @@ class TimingWithoutSync(Rule):
                     loss.backward()
                     optimizer.step()
                     optimizer.zero_grad()
+        """),
+        Invalid("""
+            import time
+
+            class Stopwatch:
+                def __enter__(self):
+                    self.start = time.perf_counter()
+                    return self
+
+                def __exit__(self, *exc):
+                    self.seconds = time.perf_counter() - self.start
+
+            def timed_forward(model, x):
+                x = x.cuda()
+                watch = Stopwatch()
+                with watch:  # expect: TL601
+                    y = model(x)
+                return y, watch.seconds
         """),
         Invalid("""
             import time
@@ -848,7 +867,10 @@ class TimingWithoutSync(Rule):
     def _times(self, item: cst.BaseExpression) -> bool:
         """Is ``item`` of a `with` a timing context manager of the project: a generator that reads
         the clock around its `yield` (``timer("step")``, ``self.timed(...)``, ``reporter.measure_time(...)``)
-        or a class whose ``__enter__`` and ``__exit__`` read it (``Timer()``)?"""
+        or a class whose ``__enter__`` and ``__exit__`` read it (``Timer()``, also held in a name:
+        ``sw = Stopwatch()`` ... ``with sw:``)?"""
+        if isinstance(item, cst.Name):
+            item = self.ctx.value_of(item.value)
         if not isinstance(item, cst.Call):
             return False
         func = item.func
