@@ -128,6 +128,12 @@ class FileContext:
         """``TENSOR``, ``HOST``, ``NOT``, ``BATCH``, ``CPU`` or None (unknown) for ``node`` here."""
         return self._bound_kinds.kind(node) or self._inference.kind(node)
 
+    def non_tensor_on_some_path(self, name: str) -> bool:
+        """Does ``name`` hold something known not to be a tensor on some path (``samples = [None]
+        * n`` when the caller gave none)?"""
+        holder = self._holder(name)
+        return holder is not None and holder.known_non_tensor(name)
+
     def tensor_on_some_path(self, name: str) -> bool:
         """Does ``name`` hold a tensor on some paths and a non-tensor (``loss = 0.0``) on the
         others? Then what only a tensor has (``.item()``) runs on the tensor."""

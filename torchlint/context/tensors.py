@@ -259,6 +259,8 @@ class TensorInference:
         if node_type is cst.BooleanOperation:
             return merge_kinds([self.kind(node.left), self.kind(node.right)])
         if node_type is cst.BinaryOperation:
+            if type(node.left) in _SEQUENCE_DISPLAYS or type(node.right) in _SEQUENCE_DISPLAYS:
+                return NOT  # `[None] * n`, `[x] + rest`: a list (a tensor takes no list operand)
             return _combine(self.kind(node.left), self.kind(node.right))
         if node_type is cst.UnaryOperation:
             if type(node.operator) is cst.Not:
@@ -382,6 +384,9 @@ def merge_kinds(kinds) -> Optional[str]:
     return None
 
 
+_SEQUENCE_DISPLAYS = (cst.List, cst.Tuple, cst.ListComp)
+
+
 def _combine(left: Optional[str], right: Optional[str]) -> Optional[str]:
     if TENSOR in (left, right):
         return TENSOR
@@ -406,11 +411,12 @@ TORCH_ONLY_MEMBERS = _IN_PLACE | frozenset(
     "bincount count_nonzero gather scatter scatter_add index_add".split()
 )
 # Methods of TORCH_ONLY_MEMBERS that return a tensor and that a module lacks (`model.float()`
-# is a module): whatever they are called on, the result is a tensor.
+# is a module), and `unique` (numpy arrays have no such method; pandas' does not run in model
+# code): whatever they are called on, the result is a tensor.
 TENSOR_RESULT_METHODS = _IN_PLACE | frozenset(
     "detach unsqueeze permute contiguous masked_fill new_zeros new_ones new_empty new_full new_tensor type_as "
     "softmax log_softmax expand_as repeat_interleave masked_select index_select clamp sigmoid narrow "
-    "logsumexp".split()
+    "logsumexp unique".split()
 )
 # torch functions whose positional arguments are not (all) tensors: sequences, data, sizes.
 NOT_TENSOR_ARGUMENTS = frozenset(

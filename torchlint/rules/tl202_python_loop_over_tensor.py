@@ -84,7 +84,8 @@ class PythonLoopOverTensor(Rule):
         "No fix: the vectorised form depends on what the loop computes. Not reported for loops over "
         "modules (`self.layers`, `nn.ModuleList`, lists of blocks, `zip(masks, self.experts)`), over Python lists of tensors "
         "(`for f in features`), over `zip` of lists or of a tensor with a list a comprehension or display "
-        "built (`zip(pitch, lengths)` of per-utterance tracks: each step takes one host item), over a "
+        "built, also on one path only (`zip(pitch, lengths)` of per-utterance tracks, `zip(samples, scores)` "
+        "after `samples = [None] * n`: each step takes one host item), over a "
         "literal or attribute range "
         "(`range(3)`, `range(self.num_layers)`), over chunks (`x.split(n)`, `x.chunk(k)`, also held in a name or sliced, `pieces[:k]`: a few "
         "large pieces), over a dimension whose body does not index per element (`for h in "
@@ -114,6 +115,28 @@ class PythonLoopOverTensor(Rule):
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+
+            class Classifier(nn.Module):
+                def forward(self, images, data_samples=None, mode="tensor"):
+                    if mode == "predict":
+                        return self.predict(images, data_samples)
+                    return self.head(images)
+
+                def predict(self, images, data_samples=None):
+                    scores = self.head(images).softmax(dim=1)
+                    if data_samples is None:
+                        data_samples = [None] * scores.size(0)  # a list on this path: a record per image
+                    results = []
+                    for sample, score in zip(data_samples, scores):
+                        if sample is None:
+                            sample = Record()
+                        sample.set_pred_score(score)
+                        results.append(sample)
+                    return results
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -983,6 +1006,35 @@ class PythonLoopOverTensor(Rule):
         """),
         Invalid("""
             import torch
+            from torch import nn
+            from .groups import group_ids
+
+            class GroupBalancedLoss(nn.Module):
+                def forward(self, logits, targets):
+                    loss = logits.new_zeros(())
+                    for g in group_ids(targets).unique():  # expect: TL202
+                        m = targets == g  # `.unique()` is a tensor's method: numpy arrays have none
+                        loss = loss + self.ce(logits[m], targets[m])
+                    return loss
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class SegmentLoss(nn.Module):
+                def forward(self, preds, masks, indices):
+                    loss = torch.zeros(1, device=masks.device)
+                    for i, pred in enumerate(preds):  # the few detection layers
+                        b, gi = indices[i]
+                        j = pred[b, gi].sigmoid().argsort()  # `j` holds an order before the loop
+                        b, gi = b[j], gi[j]
+                        for bi in b.unique():  # expect: TL202
+                            j = b == bi  # a fresh mask per image, not a state carried over
+                            loss += self.mask_loss(pred[b[j], gi[j]], masks[bi])
+                    return loss
+        """),
+        Invalid("""
+            import torch
             import torch.nn.functional as F
             from lightning import LightningModule
 
@@ -1095,8 +1147,12 @@ class PythonLoopOverTensor(Rule):
             return None  # each element goes to numpy/scipy (a matching per image): no vectorised form
         if any(_submodules(self.ctx, candidate) for candidate in iterated):
             return None  # zip(masks, self.experts): one module per step
-        if any(self.ctx.tensor_kind(candidate) == NOT for candidate in iterated):
-            return None  # zip(pitch_list, lengths): each step takes an item of a Python list
+        if any(
+            self.ctx.tensor_kind(candidate) == NOT
+            or isinstance(candidate, cst.Name) and self.ctx.non_tensor_on_some_path(candidate.value)
+            for candidate in iterated
+        ):
+            return None  # zip(pitch_list, lengths), zip(samples, scores): each step takes an item of a Python list
         names = set(target_names(target))
         nodes = [node for part in body for node in descendants(part)]
         if _packs_only(body, names):
@@ -1296,8 +1352,9 @@ def _subscripted_by(node: cst.Subscript, variable: str) -> bool:
 
 def _recurrence(ctx, body: Sequence[cst.CSTNode], nodes: List[cst.CSTNode], target: cst.BaseExpression) -> bool:
     """Does each iteration depend on the previous one, so the loop is inherently sequential?
-    A state fed back through a call (``h = self.cell(x[:, t], h)``, also a state held in a
-    list: ``h[0], c[0] = cell(x[:, t], (h[0], c[0]))``), a state computed from its own old
+    A state fed back through a call before the iteration rebinds it (``h = self.cell(x[:, t],
+    h)``, also a state held in a list: ``h[0], c[0] = cell(x[:, t], (h[0], c[0]))``; not ``j``
+    of ``j = b == bi`` ... ``loss(pred[j])``, computed afresh first), a state computed from its own old
     value (``h = f[t] * h + x[t]``, or through other names: ``h_t = x[t] + f[t] * prev`` ...
     ``prev = h_t``; also a sum whose change depends on the state: ``v = v + x[t]`` ... ``spike =
     (v >= 1.0).float()`` ... ``v = v - spike``), or a neighbour read of what the loop writes
@@ -1313,10 +1370,18 @@ def _recurrence(ctx, body: Sequence[cst.CSTNode], nodes: List[cst.CSTNode], targ
             written.add(node.target.value.value)  # `y[t] = ...`, `y[t] += y[t - 1] * w[t]`
     if _carried(body, assigned):
         return True
-    for node in nodes:
-        if isinstance(node, cst.Call) and not (ctx.qualname(node.func) or "").startswith("torch."):
-            if any(name in assigned for arg in node.args for name in _names(arg.value)):
+    in_lines: Set[int] = set()
+    rebound: Set[str] = set()  # states the iteration has given a new value so far
+    for part in body:
+        for line in simple_statements(part):
+            line_nodes = list(descendants(line))
+            in_lines.update(map(id, line_nodes))
+            if _fed_to_call(ctx, line_nodes, assigned - rebound):
                 return True
+            rebound.update(name for node in line_nodes if isinstance(node, cst.AssignTarget) for name in _state_names(node.target))
+    if _fed_to_call(ctx, [node for node in nodes if id(node) not in in_lines], assigned):
+        return True  # a call in a loop or branch header, or in a comprehension
+    for node in nodes:
         if (
             isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and node.value.value in written
             and isinstance(target, cst.Name)
@@ -1324,6 +1389,16 @@ def _recurrence(ctx, body: Sequence[cst.CSTNode], nodes: List[cst.CSTNode], targ
         ):
             return True
     return False
+
+
+def _fed_to_call(ctx, nodes: List[cst.CSTNode], states: Set[str]) -> bool:
+    """Is one of ``states`` passed to a call (not a torch function) among ``nodes``: a state
+    fed back through a cell (``h = self.cell(x[:, t], h)``)?"""
+    return any(
+        isinstance(node, cst.Call) and not (ctx.qualname(node.func) or "").startswith("torch.")
+        and any(name in states for arg in node.args for name in _names(arg.value))
+        for node in nodes
+    )
 
 
 def _neighbour(node: cst.CSTNode, variable: str) -> bool:
