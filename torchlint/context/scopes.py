@@ -154,7 +154,11 @@ def loss_code(function: Scope) -> bool:
 
 def loss_class(cls: Scope) -> bool:
     """Is ``cls`` named like a loss or criterion, or derived from one (``_Loss``, ``*Loss``)?"""
-    return any(_LOSS_CLASS.search(name) for name in (cls.name, *cls.bases))
+    return _named_like_loss(cls.name, cls.bases)
+
+
+def _named_like_loss(class_name: str, bases: Tuple[str, ...]) -> bool:
+    return any(_LOSS_CLASS.search(name) for name in (class_name, *bases))
 
 
 def based_on(bases: Tuple[str, ...], name: str) -> bool:
@@ -174,7 +178,7 @@ def function_hotness(
             return None, None  # a data transform (PyG's BaseTransform): preprocessing, not the model
         return f"{class_name}.forward", MODEL
     if class_name is not None and name == "__call__" and (
-        module_call or any(_LOSS_CLASS.search(n) for n in (class_name, *bases))
+        module_call or _named_like_loss(class_name, bases)
     ):
         return f"{class_name}.__call__", MODEL  # a module's `__call__` (around or instead of forward), or a loss's
     if class_name is not None and name == "backward" and based_on(bases, "Function"):
