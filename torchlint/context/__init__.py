@@ -17,6 +17,7 @@ import libcst as cst
 from torchlint.context.calls import CallSites, arguments_by_parameter, is_parameter, parameter_at
 from torchlint.context.dataflow import Bindings, assigned_before, self_attributes, uses_cuda
 from torchlint.context.datasets import DatasetFacts, is_test_module
+from torchlint.context.devices import host_arguments
 from torchlint.context.facts import (
     TORCH_ONLY_CALL, FunctionFacts, TextFacts, assertion_call, attribute_kinds, empty_input_branch,
     evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, iterates_dataset,
@@ -35,7 +36,7 @@ from torchlint.context.tensors import (
     shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
-from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, positional, target_names
+from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, target_names
 from torchlint.walker import descendants
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class FileContext:
         self._order: Dict[int, int] = {}  # id(assigned expression) -> its assignment number
         self._assignments = 0
         self._uses_cuda: Optional[bool] = None
-        self._host_consumed: Dict[Scope, Set[str]] = {}  # per function, see ``leaves_for_host_library``
+        self._host_consumed: Dict[Tuple[Scope, bool], Set[str]] = {}  # see ``needed_on_host``
         self._test_module: Optional[bool] = None
         self.datasets = DatasetFacts(self)
         self._class_attributes: Dict[Scope, Dict[str, Optional[cst.BaseExpression]]] = {}
@@ -550,28 +551,42 @@ class FileContext:
         facts = self._function_facts()
         return name in facts.computed or name in facts.torch_arguments
 
-    def leaves_for_host_library(self, name: str) -> bool:
-        """Does the current function hand ``name`` to numpy, scipy, OpenCV and the like (or
-        call ``name.numpy()``), which take host arrays only?"""
+    def needed_on_host(self, name: str) -> bool:
+        """Does the current function hand ``name`` to numpy, scipy, OpenCV and the like (or call
+        ``name.numpy()``), or pass it where a callee takes host values (``pack_padded_sequence``'s
+        lengths, also through a helper of this file: ``self.encode(x, lengths)``)?"""
         if self.uses_member(name, frozenset({"numpy"})):
             return True
-        return name in self._handed_to_host_libraries(self.scope.function)
+        return name in self._handed_to_host(self.scope.function, through_helpers=True)
 
     def passes_to_host_library(self, call: cst.Call, arg: cst.Arg) -> bool:
         """Does ``call`` run a function of this file that hands the parameter ``arg`` binds to
         numpy, scipy, OpenCV and the like (``compute_dtm(target.cpu())``)?"""
-        name = dotted_name(call.func)
-        function = callee(self.scope, self.module_scope, name) if name else None
-        if function is None or arg.star:
-            return False
-        where = arg.keyword.value if arg.keyword is not None else positional(call).index(arg)
-        parameter = parameter_at(function, where)
-        return parameter is not None and parameter in self._handed_to_host_libraries(function)
+        return any(value is arg.value for value in self._bound_to_host_by_helper(self.scope.function, call))
 
-    def _handed_to_host_libraries(self, function: Scope) -> Set[str]:
-        if function not in self._host_consumed:
-            self._host_consumed[function] = host_consumed(function.node, self.qualname) if function.node else set()
-        return self._host_consumed[function]
+    def _handed_to_host(self, function: Scope, through_helpers: bool) -> Set[str]:
+        key = (function, through_helpers)
+        if key not in self._host_consumed:
+            def host_bound(call: cst.Call) -> List[cst.BaseExpression]:
+                passed = list(host_arguments(self.qualname, call))
+                return passed + self._bound_to_host_by_helper(function, call) if through_helpers else passed
+            self._host_consumed[key] = host_consumed(function.node, self.qualname, host_bound) if function.node else set()
+        return self._host_consumed[key]
+
+    def _bound_to_host_by_helper(self, caller: Scope, call: cst.Call) -> List[cst.BaseExpression]:
+        """The arguments of ``call`` that bind parameters a function of this file hands to a host
+        library or passes where a callee takes host values (one call deep)."""
+        name = dotted_name(call.func)
+        function = callee(caller, self.module_scope, name) if name else None
+        if function is None or function is caller:
+            return []
+        consumed = self._handed_to_host(function, through_helpers=False)
+        if not consumed:
+            return []
+        return [
+            arg.value for position, arg in enumerate(call.args) if not arg.star
+            and parameter_at(function, arg.keyword.value if arg.keyword is not None else position) in consumed
+        ]
 
     def defined_here(self, func: cst.BaseExpression) -> bool:
         """Does a call of ``func`` run code of this file: a function the module defines

@@ -81,23 +81,26 @@ def names_cpu(ctx, node: cst.BaseExpression) -> bool:
     return identifier is not None and "cpu" in identifier.lower().split("_")
 
 
-# Arguments torch APIs take in host memory (name, position): lengths that size the work.
+# Arguments torch APIs take in host memory (name, position; None: keyword only): lengths that
+# size the work, and the inputs of `torch.histogram`, which has no CUDA kernel.
 _HOST_ARGUMENTS = {
     "torch.nn.utils.rnn.pack_padded_sequence": (("lengths", 1),),
     "torch.nn.functional.ctc_loss": (("input_lengths", 2), ("target_lengths", 3)),
+    "torch.histogram": (("input", 0), ("weight", None)),
+    "torch.histogramdd": (("input", 0), ("weight", None)),
 }
 
 
 def host_arguments(qualname: Callable, call: cst.Call) -> Tuple[cst.BaseExpression, ...]:
     """The arguments ``call`` passes where the callee takes host values (``pack_padded_sequence``'s
-    lengths, ``ctc_loss``'s input and target lengths)."""
+    lengths, ``ctc_loss``'s input and target lengths, what ``torch.histogram`` counts)."""
     passed = []
     args = positional(call)
     for name, position in _HOST_ARGUMENTS.get(qualname(call.func) or "", ()):
         named = keyword(call, name)
         if named is not None:
             passed.append(named.value)
-        elif len(args) > position:
+        elif position is not None and len(args) > position:
             passed.append(args[position].value)
     return tuple(passed)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -22,6 +22,7 @@ from torchlint.context.tensors import (
 from torchlint.syntax import dotted_name, is_name, method_call
 from torchlint.walker import descendants, direct_nodes, iter_children, simple_statements
 
+_HOST_COPIES = frozenset({"to", "cpu", "cuda", "tolist", "numpy", "item"})
 _JOINS = frozenset("cat concat concatenate stack hstack vstack dstack".split())
 _PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _REGISTERS = frozenset({"register_buffer", "register_parameter"})
@@ -178,9 +179,12 @@ class FunctionFacts:
                     self.torch_arguments.add(arg.value.value)
 
 
-def host_consumed(root: cst.CSTNode, qualname: Callable) -> Set[str]:
+def host_consumed(
+    root: cst.CSTNode, qualname: Callable, host_bound: Callable[[cst.Call], Iterable[cst.BaseExpression]]
+) -> Set[str]:
     """The names a function hands to numpy, scipy, OpenCV and the like, which take host arrays
-    only: passed to them, walked by a loop or comprehension that passes its elements
+    only, or passes where a callee takes host values (``host_bound``: ``pack_padded_sequence``'s
+    lengths, a parameter a helper hands on so): passed to them, walked by a loop or comprehension that passes its elements
     (``[linear_sum_assignment(c) for c in C]``), or viewed by a name that is passed
     (``mask = gt[b].byte()`` ... ``distance_transform_edt(mask)``), also in a tuple of them
     (``args = (d_v[i], c_v[i])`` ... ``fsolve(f, x0, args=args)``)."""
@@ -201,6 +205,8 @@ def host_consumed(root: cst.CSTNode, qualname: Callable) -> Set[str]:
                     sources.setdefault(node.targets[0].target.value, set()).add(viewed)
         elif isinstance(node, cst.Call) and host_library(qualname(node.func)):
             passed.extend(name for arg in node.args for name in _names_in(arg.value))
+        elif isinstance(node, cst.Call):
+            passed.extend(filter(None, map(_passed_as_is, host_bound(node))))
     names: Set[str] = set()
     while passed:
         name = passed.pop()
@@ -221,6 +227,18 @@ def _viewed(value: cst.BaseExpression) -> Optional[str]:
             value = value.func.value
         else:
             return None
+
+
+def _passed_as_is(value: cst.BaseExpression) -> Optional[str]:
+    """The name whose values ``value`` passes on the device they are on: ``lengths`` of
+    ``lengths[keep].clamp(min=1)``; None for a copy made on the spot (``lengths.to("cpu")``)."""
+    while isinstance(value, (cst.Subscript, cst.Attribute, cst.Call)):
+        if isinstance(value, cst.Call):
+            if not isinstance(value.func, cst.Attribute) or value.func.attr.value in _HOST_COPIES:
+                return None
+            value = value.func
+        value = value.value
+    return value.value if isinstance(value, cst.Name) else None
 
 
 def _names_in(node: cst.CSTNode) -> Iterator[str]:

@@ -141,7 +141,9 @@ class HostSyncInHotPath(Rule):
         "or for bare parameters whose use shows nothing tensor-like "
         "(`if use_cache:`), nor for the `lengths` given to `pack_padded_sequence`, which takes them "
         "only in host memory (already there when they come from the collate function), also "
-        "converted (`lengths.cpu().int()`) or stored first (`lengths = lengths.cpu().long()`)."
+        "converted (`lengths.cpu().int()`), stored first (`lengths = lengths.cpu().long()`) or handed to a "
+        "method of the file that packs with them (`self.encode(x, lengths)`), nor for what `torch.histogram` "
+        "counts (it has no CUDA kernel)."
     )
     valid = (
         Valid("""
@@ -488,6 +490,38 @@ class HostSyncInHotPath(Rule):
                     other_lengths = other_lengths.cpu().long()  # pack_padded_sequence takes host lengths
                     other = nn.utils.rnn.pack_padded_sequence(x, other_lengths, batch_first=True)
                     return self.rnn(packed), self.rnn(other)
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
+            class Retain(nn.Module):
+                def encode(self, x, lengths):
+                    return self.gru(nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True))
+
+                def forward(self, x, mask):
+                    lengths = mask.sum(dim=-1).cpu()  # handed to a helper that packs with them
+                    return self.encode(x, lengths)
+        """),
+        Valid("""
+            from torch import nn
+
+            class Interest(nn.Module):
+                def forward(self, x, mask):
+                    lengths = mask.sum(dim=1).cpu()
+                    seen = lengths > 0
+                    packed = nn.utils.rnn.pack_padded_sequence(x[seen], lengths[seen].clamp(min=1), batch_first=True)
+                    return self.gru(packed)
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
+            class VelocityFeatures(nn.Module):
+                def forward(self, flow):
+                    angle, magnitude = torch.atan2(flow[:, 1], flow[:, 0]), flow.norm(dim=1)
+                    counts = torch.histogram(angle.cpu(), bins=8, weight=magnitude.cpu())  # no CUDA kernel
+                    return counts.hist
         """),
         Valid("""
             import numpy as np
@@ -1344,11 +1378,7 @@ class HostSyncInHotPath(Rule):
         holder = ancestors[index] if index >= 0 else None
         stored = assigned_name(holder, current)
         if stored is not None:
-            return any(
-                is_name(argument, stored)
-                for call in descendants(self.ctx.scope.function.node) if isinstance(call, cst.Call)
-                for argument in host_arguments(self.ctx.qualname, call)
-            )
+            return self.ctx.needed_on_host(stored)
         if not isinstance(holder, cst.Arg) or index < 1 or not isinstance(ancestors[index - 1], cst.Call):
             return False
         return any(argument is holder.value for argument in host_arguments(self.ctx.qualname, ancestors[index - 1]))
@@ -1363,7 +1393,7 @@ class HostSyncInHotPath(Rule):
             return True
         if method_call(node, "cpu") is not None or waiting_copy_to_host(self.ctx, node) is not None:
             stored = assigned_name(self.ctx.parent, node) or self._stored_in_display(node)
-            if stored is not None and self.ctx.leaves_for_host_library(stored):
+            if stored is not None and self.ctx.needed_on_host(stored):
                 return True
             if self._handed_outside_torch(node) or self._offloads():
                 return True

@@ -1143,7 +1143,7 @@ class PythonLoopOverTensor(Rule):
         self, iterated: List[cst.BaseExpression], target: cst.BaseExpression, body
     ) -> Optional[Tuple[str, ...]]:
         """``for row in x``, ``zip(x, y)``: is each step per-element work on a tensor's rows?"""
-        if any(isinstance(c, cst.Name) and self.ctx.leaves_for_host_library(c.value) for c in iterated):
+        if any(isinstance(c, cst.Name) and self.ctx.needed_on_host(c.value) for c in iterated):
             return None  # each element goes to numpy/scipy (a matching per image): no vectorised form
         if any(_submodules(self.ctx, candidate) for candidate in iterated):
             return None  # zip(masks, self.experts): one module per step
