@@ -36,7 +36,7 @@ from torchlint.context.tensors import (
     shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
-from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, target_names
+from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, method_call, target_names
 from torchlint.walker import descendants
 
 if TYPE_CHECKING:
@@ -57,6 +57,10 @@ _NOT_PROJECT = ("builtins.", "torch.", "numpy.", "typing.", "math.", "os.", "log
 # Methods whose result shows a tensor: a tensor's own, and a move of a tensor-kind value
 # (`y.cuda()`: a module's would not be tensor-kind).
 _SHOWING_TENSOR_METHODS = TENSOR_METHODS | DEVICE_METHODS
+
+
+# In-place methods that write values into a tensor at indices.
+_FILLS = frozenset("scatter_ scatter_add_ scatter_reduce_ index_add_ index_copy_ index_fill_ index_put_".split())
 
 
 class FileContext:
@@ -519,8 +523,8 @@ class FileContext:
 
     def written_into(self, name: str) -> bool:
         """Has ``name`` been filled element by element with host values since it was bound
-        (``name[i] = 0.5``, ``name[i] += v``)? A write of a device tensor into it does not
-        count: that is a copy to the host, not building on it."""
+        (``name[i] = 0.5``, ``name[i] += v``, ``name.scatter_add_(0, labels, ones)``)? A write of
+        a device tensor into it does not count: that is a copy to the host, not building on it."""
         return name in self._here.written
 
     def used_as_tensor(self, name: str) -> bool:
@@ -1139,6 +1143,8 @@ class FileContext:
             self._calls.note(node, scope, self._argument_kind)
         if isinstance(func, cst.Attribute) and func.attr.value == "backward":
             self._note_backpropagated(func.value)
+        elif isinstance(func, cst.Attribute) and func.attr.value in _FILLS and isinstance(func.value, cst.Name):
+            self._note_fill(func.value.value, node)
         if is_training_step_call(func) and scope.kind == "function":
             scope.steps = True
         if scope.kind == "class":
@@ -1227,6 +1233,16 @@ class FileContext:
         """``t[i] = value``: ``t`` is being filled on the host (unless the value is a device tensor)."""
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and kind != TENSOR:
             self._here.written.add(target.value.value)
+
+    def _note_fill(self, name: str, call: cst.Call) -> None:
+        """``counts.scatter_add_(0, labels, ones)`` with host data (not a copy of a device
+        tensor made for it, ``targets.cpu()``) and no device tensor: ``counts`` is being filled on
+        the host."""
+        kinds = {self._bound_kinds.kind(arg.value) for arg in call.args}
+        if HOST in kinds and TENSOR not in kinds and not any(
+            method_call(inner, "cpu") is not None for arg in call.args for inner in descendants(arg.value)
+        ):
+            self._here.written.add(name)
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:

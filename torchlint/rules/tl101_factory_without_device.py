@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -93,6 +93,20 @@ def _operands(node) -> Tuple[cst.BaseExpression, cst.BaseExpression]:
     return node.left, node.comparisons[0].comparator
 
 
+def _grid_axes(meshgrid: cst.Call) -> List[Optional[cst.BaseExpression]]:
+    """The axes ``torch.meshgrid`` is given, ``meshgrid(a, b)`` or ``meshgrid([a, b])`` (None
+    for a starred one)."""
+    args = positional(meshgrid)
+    if len(args) == 1 and isinstance(args[0].value, (cst.List, cst.Tuple)):
+        return [None if isinstance(element, cst.StarredElement) else element.value for element in args[0].value.elements]
+    return [None if arg.star else arg.value for arg in args]
+
+
+def _copy(values: Optional[Dict[str, List[cst.BaseExpression]]]) -> Optional[Dict[str, List[cst.BaseExpression]]]:
+    """Another method's values by name, for one more branch of the trail to use up."""
+    return None if values is None else {name: list(listed) for name, listed in values.items()}
+
+
 def _under_chain(ctx, node: cst.BaseExpression) -> cst.BaseExpression:
     """The expression under a chain of pass-through methods and ``Variable`` wrappers: ``f(...)``
     for ``f(...).view(1, -1).t()`` and for ``Variable(f(...))``."""
@@ -117,14 +131,16 @@ class FactoryWithoutDevice(Rule):
         "`torch.logspace`, `torch.eye`, and the windows `torch.hann_window` and its kin) and legacy constructors given sizes (`torch.FloatTensor(b, "
         "n)`) called without `device=` whose result (or a view of it, `.view(...)`, the tensor "
         "wrapped in a `Variable(...)` (a no-op since PyTorch 0.4) or an `nn.Parameter(...)`, a grid "
-        "`torch.meshgrid` makes of it (`y, x = torch.meshgrid(torch.arange(h), torch.arange(w))`), the tensor "
-        "filled in place, `.uniform_()`, cast with `.type(dtype)`, or passed through a torch "
+        "`torch.meshgrid` makes of it (`y, x = torch.meshgrid(torch.arange(h), torch.arange(w))`, also given a list, "
+        "`torch.meshgrid([torch.arange(ny), torch.arange(nx)])`), the tensor "
+        "filled or scaled in place, `.uniform_()`, `t *= math.pi`, cast with `.type(dtype)`, or passed through a torch "
         "function of host tensors, `torch.triu(...)`, `torch.bernoulli(...)`, `nn.init.zeros_(...)`, "
         "`F.one_hot(...)`, einops' `rearrange(...)`, "
         "or an element-wise method, `.triu(1)`, `.clamp(-k, k)`, `.mul(2)`, "
         "`torch.eye(n)[labels.cpu()]`, compared, `torch.rand(n) > p`, `.eq(1)`, or joined with other host tensors, `torch.cat([...])`, "
         "also of a list a loop fills with factories' tensors, `pieces.append(torch.full(...))`, or handed to a "
-        "function of the file that names no device, `self.bucket(positions)`) is then moved "
+        "function of the file that names no device but its inputs' own (`device=t.device`), `self.bucket(positions)`; "
+        "every factory it is built from, both aranges of `memory - context`) is then moved "
         "with `.to(device)` (also `.to(state[DEVICE])`, `.to(cfg[\"device\"])`, `.to(**self.tpdv)` of a dict that names a device), `.cuda()`, "
         "`.type_as(t)`, `.type(torch.cuda.FloatTensor)` "
         "or `x.new_tensor(...)`, in the same expression or later in the same function, or by the "
@@ -185,7 +201,8 @@ class FactoryWithoutDevice(Rule):
         "and when the move happens later (`idx = torch.randperm(n)` ... `idx.to(device)`: the host "
         "tensor may be used in between). `non_blocking` is dropped with the move: no copy is left. "
         "The later form is not reported when the tensor is filled element by element before the "
-        "move (`t[k] = ...`: building on the host and copying once is the right order; a "
+        "move (`t[k] = ...`, or scattered into from host data, `counts.scatter_add_(0, labels, ones)` of labels "
+        "from numpy: building on the host and copying once is the right order; a "
         "whole-tensor initialiser such as `uniform_()` or `fill_()` does not count, it could run on "
         "the device), nor when the move of an attribute is dropped (`self.bank.to(device)` as a statement: a "
         "tensor's `.to()` returns a copy and leaves the attribute where it was built; a local "
@@ -201,6 +218,16 @@ class FactoryWithoutDevice(Rule):
         "also without a fix."
     )
     valid = (
+        Valid("""
+            import numpy as np
+            import torch
+
+            def pool_clusters(tokens, labels: np.ndarray, device):
+                groups, inverse = torch.unique(torch.from_numpy(labels), return_inverse=True)
+                counts = torch.zeros(groups.numel(), dtype=torch.long)
+                counts.scatter_add_(0, inverse, torch.ones_like(inverse))  # counted on the host, from host labels
+                return (tokens.cpu() / counts.unsqueeze(1)).to(device)
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -424,7 +451,8 @@ class FactoryWithoutDevice(Rule):
 
             def upsample2(x, zeros=56):
                 window = torch.hann_window(4 * zeros + 1, periodic=False)[1::2]  # expect: TL101
-                t = torch.linspace(-zeros + 0.5, zeros - 0.5, 2 * zeros) * math.pi
+                t = torch.linspace(-zeros + 0.5, zeros - 0.5, 2 * zeros)  # expect: TL101
+                t *= math.pi
                 kernel = (sinc(t) * window).view(1, 1, -1).to(x)
                 return F.conv1d(x, kernel, padding=zeros)
         """),
@@ -446,6 +474,20 @@ class FactoryWithoutDevice(Rule):
 
             def targets_hot(state, nclasses):
                 return torch.zeros(1, nclasses, device=state[torchbearer.DEVICE])
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Detect(nn.Module):
+                @staticmethod
+                def _make_grid(nx, ny):
+                    yv, xv = torch.meshgrid([torch.arange(ny), torch.arange(nx)], indexing="ij")  # expect: TL101
+                    return torch.stack((xv, yv), 2).view((1, ny, nx, 2)).float()
+
+                def forward(self, x):
+                    grid = self._make_grid(x.shape[3], x.shape[2]).to(x.device)
+                    return x.sigmoid() + grid.permute(0, 3, 1, 2)
         """),
         Invalid("""
             import torch
@@ -625,7 +667,7 @@ class FactoryWithoutDevice(Rule):
                     return buckets + torch.abs(relative).clamp(max=num_buckets - 1)
 
                 def forward(self, query_length, key_length):
-                    context = torch.arange(query_length)[:, None]
+                    context = torch.arange(query_length)[:, None]  # expect: TL101
                     memory = torch.arange(key_length)[None, :]  # expect: TL101
                     buckets = self.bucket(memory - context)
                     return self.embedding(buckets.to(self.embedding.weight.device))
@@ -828,11 +870,11 @@ class FactoryWithoutDevice(Rule):
 
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
-        # A function of the file -> the host factory it returns, or the function whose result it returns.
-        self._returned: Dict[cst.FunctionDef, _Built] = {}
+        # A function of the file -> the host factories it returns, or the functions whose result it returns.
+        self._returned: Dict[cst.FunctionDef, List[_Built]] = {}
         self._results_moved: Set[cst.FunctionDef] = set()  # functions of the file whose result a caller moves
         # functions of the file returning a tuple -> what built each element; and the elements callers move
-        self._returned_elements: Dict[cst.FunctionDef, List[Optional[_Built]]] = {}
+        self._returned_elements: Dict[cst.FunctionDef, List[List[_Built]]] = {}
         self._elements_moved: Set[Tuple[cst.FunctionDef, int]] = set()
         self._building: Set[cst.FunctionDef] = set()  # functions that call a factory (so far in the walk)
 
@@ -843,7 +885,7 @@ class FactoryWithoutDevice(Rule):
                 self._returned_elements[function.node] = [self._host_built(element.value) for element in node.value.elements]
                 return
             built = self._host_built(node.value)
-            if built is not None:
+            if built:
                 self._returned[function.node] = built
 
     def leave_Module(self, node: cst.Module) -> None:
@@ -852,26 +894,29 @@ class FactoryWithoutDevice(Rule):
         this file or in another module of the project (``from .utils import make_mask``)."""
         for function, position in self._elements_moved:
             elements = self._returned_elements.get(function, ())
-            built = self._origin(elements[position]) if position < len(elements) else None
-            if isinstance(built, cst.Call):
-                self.report(built)
+            for built in self._origins(elements[position]) if position < len(elements) else ():
+                if isinstance(built, cst.Call):
+                    self.report(built)
         module_functions = {statement for statement in node.body if isinstance(statement, cst.FunctionDef)}
-        for function in self._returned:
-            built = self._origin(function)
-            if isinstance(built, str) and function in self._results_moved:
-                self.ctx.offer(f"{built}{_RESULT_MOVED}", "yes")
-            elif isinstance(built, cst.Call) and (function in self._results_moved or (
-                function in module_functions and self.ctx.module_name
-                and self.ctx.need(f"{self.ctx.module_name}.{function.name.value}{_RESULT_MOVED}") == "yes"
-            )):
-                self.report(built)
+        for function, returned in self._returned.items():
+            moved = function in self._results_moved
+            for built in self._origins(returned):
+                if isinstance(built, str) and moved:
+                    self.ctx.offer(f"{built}{_RESULT_MOVED}", "yes")
+                elif isinstance(built, cst.Call) and (moved or (
+                    function in module_functions and self.ctx.module_name
+                    and self.ctx.need(f"{self.ctx.module_name}.{function.name.value}{_RESULT_MOVED}") == "yes"
+                )):
+                    self.report(built)
 
-    def _origin(self, built: Optional[_Built]) -> Optional[_Built]:
-        """What built the host tensor ``built`` (a factory, or the result of a function of the
-        file), through the helpers whose result it is."""
-        for _ in range(MAX_TRAIL):
-            built = self._returned.get(built) if isinstance(built, cst.FunctionDef) else built
-        return None if isinstance(built, cst.FunctionDef) else built
+    def _origins(self, built: List[_Built], depth: int = 0) -> Iterator[_Built]:
+        """What built the host tensors ``built`` (factories, or results of functions of the
+        file), through the helpers whose result they are."""
+        for one in built:
+            if not isinstance(one, cst.FunctionDef):
+                yield one
+            elif depth < MAX_TRAIL:
+                yield from self._origins(self._returned.get(one, []), depth + 1)
 
     def visit_Call(self, node: cst.Call) -> None:
         if host_factory(self.ctx, node) is not None and self.ctx.scope.function.node is not None:
@@ -916,42 +961,48 @@ class FactoryWithoutDevice(Rule):
         torch.randperm(n)``, of ``mask = 1.0 - torch.eye(b)`` or of ``self.idx = torch.arange(n)``
         in the class. Reported at the factory, without a fix (the host tensor may be used
         before the move)."""
-        built = self._host_built(moved)
-        if isinstance(built, cst.FunctionDef):
-            self._results_moved.add(built)  # reported once the file is walked (``leave_Module``)
-        elif isinstance(built, tuple):
-            self._elements_moved.add(built)  # as are the elements of a returned tuple
-        elif isinstance(built, str):
-            self.ctx.offer(f"{built}{_RESULT_MOVED}", "yes")  # reported by that module, at its factory
-        elif built is not None:
-            self.report(built)
+        for built in self._host_built(moved):
+            if isinstance(built, cst.FunctionDef):
+                self._results_moved.add(built)  # reported once the file is walked (``leave_Module``)
+            elif isinstance(built, tuple):
+                self._elements_moved.add(built)  # as are the elements of a returned tuple
+            elif isinstance(built, str):
+                self.ctx.offer(f"{built}{_RESULT_MOVED}", "yes")  # reported by that module, at its factory
+            else:
+                self.report(built)
 
-    def _host_built(self, node: cst.BaseExpression) -> Optional[_Built]:
-        """The factory call a host tensor ``node`` was built from, following reassignments in
-        this function, ``self`` attributes, steps that keep it on the host (views, casts,
-        ``repeat``) and arithmetic with anything that is not a device tensor."""
-        assigned: Optional[cst.BaseExpression] = None  # the assignment being looked through
-        # in what another method assigned to `self.<name>`, the values its names had there
-        # (`dim_t = torch.arange(n)` ... `self.dim_t = t ** (dim_t / n)`), latest last
-        elsewhere: Optional[Dict[str, List[cst.BaseExpression]]] = None
+    def _host_built(
+        self, node: Optional[cst.BaseExpression], assigned: Optional[cst.BaseExpression] = None,
+        elsewhere: Optional[Dict[str, List[cst.BaseExpression]]] = None,
+    ) -> List[_Built]:
+        """The factory calls a host tensor ``node`` was built from (all of them, where host
+        tensors meet: ``sinc(t) * window``, ``torch.cat([torch.ones(b, 1), torch.zeros(b, t)])``),
+        following reassignments in this function, ``self`` attributes, steps that keep it on
+        the host (views, casts, ``repeat``) and arithmetic with anything that is not a device
+        tensor. ``assigned``: the assignment being looked through; ``elsewhere``: in what another
+        method assigned to ``self.<name>``, the values its names had there (``dim_t =
+        torch.arange(n)`` ... ``self.dim_t = t ** (dim_t / n)``), latest last."""
         for _ in range(MAX_TRAIL):
             if isinstance(node, cst.Name) and elsewhere is not None:
                 values = elsewhere.get(node.value)
                 node = values.pop() if values else None  # a name met again is its earlier value
             elif isinstance(node, cst.Name):
                 if self.ctx.written_into(node.value):
-                    return None  # filled element by element on the host, then copied once
+                    return []  # filled element by element on the host, then copied once
                 name = node.value
+                update = self.ctx.updated_in_place(name, before=assigned)
+                if update is not None and self.ctx.tensor_kind(update.value) != TENSOR:
+                    assigned = update  # `t *= math.pi`: the same tensor, scaled in place
                 node = assigned = self.ctx.value_of(name, before=assigned)
                 unpacked = self.ctx.unpacked_at(name) if node is None else None
                 if unpacked is not None and isinstance(unpacked[0], cst.Call):
                     source, position = unpacked
                     if self.ctx.qualname(source.func) == "torch.meshgrid":  # y, x = meshgrid(arange(h), arange(w))
-                        grids = positional(source)
-                        node = grids[position].value if position < len(grids) and not grids[position].star else None
+                        grids = _grid_axes(source)
+                        node = grids[position] if position < len(grids) else None
                         continue
                     function = self._result_of(source)  # h, c = self.init_hidden(b)
-                    return (function, position) if function is not None else None
+                    return [(function, position)] if function is not None else []
             elif isinstance(node, cst.Attribute) and dotted_name(node.value) == "self":
                 node = self.ctx.attribute_value(node.attr.value)
                 if node is not None:
@@ -963,35 +1014,37 @@ class FactoryWithoutDevice(Rule):
                     continue
                 left_kind, right_kind = self.ctx.tensor_kind(left), self.ctx.tensor_kind(right)
                 if TENSOR in (left_kind, right_kind):
-                    return None  # combined with a device tensor (TL102's case)
-                if left_kind == right_kind == HOST:  # `sinc(t) * window`: not into a helper of the project
-                    node = right if self._helper_call(left) else left
-                else:
-                    node = left if left_kind == HOST or right_kind != HOST and _has_call(left) else right
+                    return []  # combined with a device tensor (TL102's case)
+                if left_kind == right_kind == HOST:  # `sinc(t) * window`: both built on the host
+                    return self._host_built(left, assigned) + self._host_built(right, assigned)
+                node = left if left_kind == HOST or right_kind != HOST and _has_call(left) else right
             elif isinstance(node, cst.UnaryOperation):
                 node = node.expression
             elif method_call(node, *_STAYS_ON_HOST) is not None or self._cast(node):
                 node = node.func.value
             elif method_call(node, *_ELEMENT_WISE) is not None and self.ctx.qualname(node.func) is None:
                 if any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args):
-                    return None  # combined with a device tensor (TL102's case)
+                    return []  # combined with a device tensor (TL102's case)
                 node = node.func.value
             elif (wrapped := variable_of(self.ctx, node)) is not None:
                 node = wrapped
             elif isinstance(node, cst.Call) and node.args and self.ctx.qualname(node.func) in _WRAPPERS:
                 if elsewhere is not None:
-                    return None  # `self.scale = nn.Parameter(...)`: the module's, moved with it
+                    return []  # `self.scale = nn.Parameter(...)`: the module's, moved with it
                 node = node.args[0].value
             elif isinstance(node, cst.Call) and self._host_function(node):
                 node = positional(node)[0].value
             elif isinstance(node, cst.Call) and (function := self._result_of(node)) is not None:
-                return function  # what it returns is followed there (``visit_Return``)
+                return [function]  # what it returns is followed there (``visit_Return``)
             elif isinstance(node, cst.Call) and (imported := self._imported_result(node)) is not None:
-                return imported  # what a function of another module returns: that module is told
+                return [imported]  # what a function of another module returns: that module is told
             elif isinstance(node, cst.Call) and self._keeps_on_host(node):
                 node = positional(node)[0].value  # self._relative_position_bucket(relative_position, ...)
-            elif isinstance(node, cst.Call) and self._joins_host_tensors(node):
-                node = self._joined(positional(node)[0].value)[0]  # torch.cat([torch.ones(b, 1), ...])
+            elif isinstance(node, cst.Call) and self._joins_host_tensors(node):  # torch.cat([torch.ones(b, 1), ...])
+                return [
+                    built for joined in self._joined(positional(node)[0].value)
+                    for built in self._host_built(joined, assigned, _copy(elsewhere))
+                ]
             elif isinstance(node, cst.Subscript) and not any(
                 self.ctx.tensor_kind(index) == TENSOR
                 for element in node.slice for index in descendants(element) if isinstance(index, cst.BaseExpression)
@@ -999,10 +1052,8 @@ class FactoryWithoutDevice(Rule):
                 node = node.value  # torch.eye(n)[labels.cpu()]: rows picked on the host
             else:
                 factory = host_factory(self.ctx, node) if node is not None else None
-                if factory is None or _nothing_to_spare(node, factory):
-                    return None
-                return node
-        return None
+                return [] if factory is None or _nothing_to_spare(node, factory) else [node]
+        return []
 
     def _helper_call(self, node: cst.BaseExpression) -> bool:
         """A call of a function or method of the project (``sinc(t)``, ``self.bucket(x)``), not
@@ -1054,15 +1105,24 @@ class FactoryWithoutDevice(Rule):
 
     def _keeps_on_host(self, node: cst.Call) -> bool:
         """A function of this file given no device tensor, whose body names no device
-        (``device``, ``.cuda()``, ``.to(...)``): what it computes from its first argument stays
-        on the host."""
+        (``device``, ``.cuda()``, ``.to(...)``) but its inputs' own (``device=t.device`` of its
+        parameter ``t``): what it computes from its first argument stays on the host."""
         args = positional(node)
         function = self.ctx.function_here(node.func) if args else None
         if function is None or any(self.ctx.tensor_kind(arg.value) == TENSOR for arg in node.args):
             return False
+        parameters = {param.name.value for param in (*function.params.posonly_params, *function.params.params)}
+        beside_inputs = {
+            id(part) for arg in descendants(function.body) if isinstance(arg, cst.Arg) and arg.keyword is not None
+            and arg.keyword.value == "device" and isinstance(arg.value, cst.Attribute)
+            and arg.value.attr.value == "device" and isinstance(arg.value.value, cst.Name)
+            and arg.value.value.value in parameters
+            for part in (arg.keyword, arg.value, arg.value.attr)
+        }
         return not any(
-            isinstance(inner, cst.Name) and "device" in inner.value
-            or isinstance(inner, cst.Attribute) and inner.attr.value in ("cuda", "type_as", "device")
+            id(inner) not in beside_inputs and isinstance(inner, cst.Name) and "device" in inner.value
+            or id(inner) not in beside_inputs and isinstance(inner, cst.Attribute)
+            and inner.attr.value in ("cuda", "type_as", "device")
             or isinstance(inner, cst.Call) and method_call(inner, "to") is not None and not self._cast(inner)
             for inner in descendants(function.body)
         )
