@@ -13,7 +13,7 @@ from torchlint.context.devices import host_arguments, waiting_copy_to_host
 from torchlint.context.scopes import Scope, in_model_code, walks_entries
 from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import COMPREHENSIONS, assigned_name, is_name, method_call, positional
+from torchlint.syntax import COMPREHENSIONS, assigned_name, dotted_name, is_name, method_call, positional
 from torchlint.walker import descendants
 
 
@@ -490,6 +490,13 @@ class HostSyncInHotPath(Rule):
                     other_lengths = other_lengths.cpu().long()  # pack_padded_sequence takes host lengths
                     other = nn.utils.rnn.pack_padded_sequence(x, other_lengths, batch_first=True)
                     return self.rnn(packed), self.rnn(other)
+        """),
+        Valid("""
+            from torch import nn
+
+            class TwoTower(nn.Module):
+                def forward(self, users, items):
+                    return (self.user(users) * self.item(items)).sum(-1)  # `item`: an embedding
         """),
         Valid("""
             import torch
@@ -1291,6 +1298,9 @@ class HostSyncInHotPath(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         method = method_call(node, *HOST_READ_METHODS) or waiting_copy_to_host(self.ctx, node)
+        if method is not None and method.attr.value in ("item", "tolist") and node.args \
+                and (dotted_name(method.value) or "").partition(".")[0] == "self":
+            return  # `self.item(ids)`: an embedding named so (a tensor's `item()` takes no arguments)
         if method is not None:
             kind = self.ctx.tensor_kind(method.value)
             if kind is None and (self._unpacked_tensor(method.value) or method.attr.value == "item" and isinstance(
