@@ -107,7 +107,9 @@ class PythonLoopOverTensor(Rule):
         "\"boxes\": b}`), for per-item selections of data-dependent size collected in a list the "
         "function never joins into a tensor (`kept.append(boxes[i][scores[i] > t])`, also by a mask or "
         "index list held in a name, `keep = nms(boxes[i], scores[i], iou)`: ragged results "
-        "have no dense form), in training-loop code, or in `while` loops (their trip count is not visible). Nor a "
+        "have no dense form), for copies of each item into a slice of its own size (`pad[: img.shape[0], : "
+        "img.shape[1]].copy_(img)` for images of different sizes padded into one batch), in training-loop code, or "
+        "in `while` loops (their trip count is not visible). Nor a "
         "loop over a dimension other than the batch that runs one of the model's submodules (or a "
         "callable the function is given, `loss_func`) on each "
         "slice (`for i in range(t): aligned.append(self.align(feats[:, i], ref))`): each iteration "
@@ -115,6 +117,20 @@ class PythonLoopOverTensor(Rule):
         "(`range(x.shape[0])`), or with a mask per element (`y == cls`), it is still reported."
     )
     valid = (
+        Valid("""
+            from typing import List
+            import torch
+            from torch import nn
+
+            class Backbone(nn.Module):
+                def forward(self, images: List[torch.Tensor]):
+                    c, h, w = (max(sizes) for sizes in zip(*(img.shape for img in images)))
+                    batch = images[0].new_zeros(len(images), c, h, w)
+                    for i in range(batch.shape[0]):  # images of different sizes
+                        img = images[i]
+                        batch[i, : img.shape[0], : img.shape[1], : img.shape[2]].copy_(img)
+                    return self.body(batch)
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -1163,7 +1179,7 @@ class PythonLoopOverTensor(Rule):
         ):
             return None
         # `for x_t in x.unbind(1): h = cell(x_t, h)` is a recurrence
-        return None if _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes) else ()
+        return None if _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes, names) else ()
 
     def _walks_dimension(self, stop: cst.BaseExpression, target: cst.Name, body) -> Optional[Tuple[str, ...]]:
         """``for i in range(x.shape[0])``: does the body index (or mask) a tensor by ``i``?"""
@@ -1180,7 +1196,8 @@ class PythonLoopOverTensor(Rule):
             return None
         nodes = [node for part in body for node in descendants(part)]
         if (
-            _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes) or _per_layer(self.ctx, nodes, variable)
+            _recurrence(self.ctx, body, nodes, target) or self._ragged(nodes, {variable})
+            or _per_layer(self.ctx, nodes, variable)
             or _walks_records(nodes, {variable})
             or self._to_host(nodes, {variable})
             or (
@@ -1233,11 +1250,16 @@ class PythonLoopOverTensor(Rule):
             isinstance(node, cst.Call) and (self.ctx.qualname(node.func) or "").replace("torch.", "", 1) in _CHUNKS
         )
 
-    def _ragged(self, nodes: List[cst.CSTNode]) -> bool:
+    def _ragged(self, nodes: List[cst.CSTNode], names: Set[str]) -> bool:
         """Does the loop select a data-dependent number of items per element (``x[i][mask]``,
         ``nonzero``, ``unique``) and collect them in a list it never joins into a tensor
         (``torch.cat``/``torch.stack``)? Such per-item results (boxes per image) have different
-        sizes and no dense form."""
+        sizes and no dense form. Or does it copy each item into a slice of the item's own size
+        (``pad[i, : img.shape[1], : img.shape[2]].copy_(img)``): images of different sizes padded
+        into one batch? (``names``: the loop's variables.)"""
+        varying = names | {name for node in nodes if isinstance(node, cst.Assign) for name in _assigned_names(node)}
+        if any(isinstance(node, cst.Slice) and _shape_read(node.upper) in varying for node in nodes):
+            return True
         masks = {  # `m = scores[i] > t`, `keep = nms(boxes[i], scores[i], iou)`: data-sized selections
             name for node in nodes if isinstance(node, cst.Assign) and self._data_sized(node.value)
             for name in _assigned_names(node)
@@ -1423,6 +1445,17 @@ def _arithmetic_of(node: cst.BaseExpression, variable: str) -> bool:
             for side in (node.left, node.right)
         ) and variable in set(_names(node))
     return False
+
+
+def _shape_read(bound: Optional[cst.BaseExpression]) -> Optional[str]:
+    """The name whose size ``bound`` reads: ``img`` of ``img.shape[1]`` or ``img.size(1)``."""
+    if isinstance(bound, cst.Subscript) and isinstance(bound.value, cst.Attribute) and bound.value.attr.value == "shape":
+        owner = bound.value.value
+    elif isinstance(bound, cst.Call) and isinstance(bound.func, cst.Attribute) and bound.func.attr.value == "size":
+        owner = bound.func.value
+    else:
+        return None
+    return owner.value if isinstance(owner, cst.Name) else None
 
 
 def _walks_records(nodes: List[cst.CSTNode], names: Set[str]) -> bool:
