@@ -10,7 +10,7 @@ import libcst as cst
 from torchlint.context import Scope
 from torchlint.context.scopes import STEP_METHODS, is_training_step_call, loops_around
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, is_name, literal_value, positional
+from torchlint.syntax import assigned_name, dotted_name, is_name, literal_value, positional
 from torchlint.walker import descendants, iter_children
 
 # Context managers and decorators that turn autograd off: torch's own, and the wrappers
@@ -51,7 +51,7 @@ class EvalWithoutNoGrad(Rule):
         "`model.predict(x)`; not `model.generate(ids)` or `model.load_state_dict(sd)`), "
         "itself or through a function of the same file it calls (not one decorated with "
         "`@torch.no_grad()`), in evaluation "
-        "code: after `model.eval()` in the same function, or in a "
+        "code: after `model.eval()` in the same function (also `detector = build(cfg).to(device).eval()`), or in a "
         "function named for evaluation (`evaluate`, `validate`, `test`, `predict`, `inference`, ...), with "
         "no `torch.no_grad()`/`torch.inference_mode()`/`torch.set_grad_enabled(False)` (or a context manager "
         "of the file that enters one around its `yield`) around it, on the "
@@ -333,6 +333,13 @@ class EvalWithoutNoGrad(Rule):
     invalid = (
         Invalid("""
             import torch
+            def detect(weights, images, device):
+                detector = torch.load(weights).to(device).eval()
+                for image in images:  # expect: TL701
+                    yield detector(torch.from_numpy(image).to(device))
+        """),
+        Invalid("""
+            import torch
             def predict(model, loader):
                 model.eval()
                 scores = []
@@ -463,7 +470,8 @@ class EvalWithoutNoGrad(Rule):
         if self._no_grad_depth and isinstance(func, (cst.Name, cst.Attribute)):
             self._called_without_grad.add(func.value if isinstance(func, cst.Name) else func.attr.value)
         if isinstance(func, cst.Attribute) and _puts_in_eval_mode(node):
-            receiver = dotted_name(func.value)
+            # model.eval(), or model = build(cfg).to(device).eval(): the name holds the model in eval mode
+            receiver = dotted_name(func.value) or assigned_name(self.ctx.parent, node)
             if receiver is not None:
                 self._eval_receivers.setdefault(self.ctx.scope.function, set()).add(receiver)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and not self._no_grad_depth:
