@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, keyword, literal_value, positional
+from torchlint.syntax import dotted_name, is_name, keyword, literal_value, positional, target_names
 from torchlint.walker import descendants, iter_children
 
 _QUALNAMES = frozenset(f"torch.{name}" for name in "cat concat concatenate stack hstack vstack".split())
 _SMALL_TRIP_COUNT = 16  # `range(n)` with a literal n up to this is a fixed, small unrolling
 _ITERATION_WRAPPERS = frozenset({"builtins.enumerate", "builtins.zip", "builtins.reversed"})
+
+
+_EVERY_CALL = (
+    "tensor attribute regrown with torch.cat on every call of hot code: each call copies everything "
+    "gathered so far (quadratic over the calls); append the pieces to a list, or write into a buffer "
+    "allocated once"
+)
 
 
 class TensorGrownInLoop(Rule):
@@ -29,12 +36,19 @@ class TensorGrownInLoop(Rule):
         "itself one of the joined tensors and is carried to the next iteration: the loop body neither "
         "transforms it back to a fixed size (`x = self.fuse(x)`, `x = x[-k:]`) nor replaces it with a fresh "
         "value (`x = layer(h)`) before the next join; a fresh value in one branch of an `if` whose other branch "
-        "joins is the accumulator's first piece (`if first: x = y` / `else: x = torch.cat([x, y])`). "
+        "joins is the accumulator's first piece (`if first: x = y` / `else: x = torch.cat([x, y])`, also "
+        "`x = y if x is None else torch.cat([x, y])`); rows picked by "
+        "an index (`tokens = tokens[beam_ids]` in a beam search) keep the accumulator. "
         "Loops with a small fixed trip count are left alone: "
         "`range` over literals (up to 16 iterations) or over `self.<attribute>` configuration "
         "(`range(1, self.scales - 1)` in a Res2Net block), a literal tuple or list, or the names a module "
         "was configured with, used only as keys (`for layer in self.layers[1:]:` ... `features[layer]`). A loop over a module's "
-        "layers is reported (a DenseNet block regrows its features once per layer)."
+        "layers is reported (a DenseNet block regrows its features once per layer). Outside a loop, an attribute "
+        "regrown with itself in code that runs once per step (`self.cache_k = torch.cat([self.cache_k, k], dim=1)` "
+        "in an attention's `forward` called per decoding step, a loss or a training step, not `__init__`, nor a "
+        "buffer extended when a test of its size finds it full, `if step >= len(self.losses):`, nor one cut back "
+        "to a window, `self.codes = self.codes[-n:]`) is "
+        "reported too: the caller's loop is the loop."
     )
     why = (
         "`torch.cat` allocates a new tensor and copies every input into it. When one input is the "
@@ -73,6 +87,56 @@ class TensorGrownInLoop(Rule):
         "and for loops with a small fixed trip count."
     )
     valid = (
+        Valid("""
+            import torch
+            import torch.nn.functional as F
+            from torch import nn
+
+            class TrackedLoss(nn.Module):
+                def forward(self, pred, target):
+                    loss = F.mse_loss(pred, target)
+                    if self.step >= len(self.history):  # extended by a block when full: a few times in all
+                        self.history = torch.cat([self.history, loss.new_zeros(1000)])
+                    self.history[self.step] = loss.detach()
+                    self.step += 1
+                    return loss
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
+            class Quantizer(nn.Module):
+                def forward(self, x):
+                    codes = self.codebook(x).argmin(-1)
+                    self.recent = torch.cat([self.recent, codes.flatten()])
+                    self.recent = self.recent[-self.window:]  # a window: as long as it was
+                    return codes
+        """),
+        Valid("""
+            import torch
+
+            def split_edges(store, index, undirected):
+                for key, value in store.items():
+                    value = value[index]
+                    if undirected:
+                        value = torch.cat([value, value], dim=0)  # each entry doubled once
+                    store[key] = value
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
+            class Memory(nn.Module):
+                def __init__(self, seed):
+                    super().__init__()
+                    self.bank = torch.cat([self.bank, seed])  # set-up, once
+
+                def add_task(self, exemplars):  # called once per task, not per step
+                    self.bank = torch.cat([self.bank, exemplars])
+
+                def forward(self, x):
+                    return x @ self.bank.T
+        """),
         Valid("""
             import torch
             import torch.nn.functional as F
@@ -307,6 +371,40 @@ class TensorGrownInLoop(Rule):
         """),
         Invalid("""
             import torch
+
+            def embed_all(model, loader):
+                feats = None
+                for x in loader:
+                    f = model(x)
+                    feats = f if feats is None else torch.cat([feats, f])  # expect: TL203
+                return feats
+        """),
+        Invalid("""
+            import torch
+
+            def beam_search(model, tokens, steps, beam):
+                for _ in range(steps):
+                    scores, next_tokens = model(tokens)[:, -1].topk(beam)
+                    survivors = next_tokens // beam
+                    tokens = tokens[survivors]  # the surviving beams, as long as before
+                    tokens = torch.cat((tokens, next_tokens % beam), dim=1)  # expect: TL203
+                return tokens
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class CachedAttention(nn.Module):
+                def forward(self, q, k, v):
+                    if self.cache_k is not None:
+                        self.cache_k = torch.cat([self.cache_k, k], dim=1)  # expect: TL203
+                        self.cache_v = torch.cat([self.cache_v, v], dim=1)  # expect: TL203
+                    else:
+                        self.cache_k, self.cache_v = k, v
+                    return torch.softmax(q @ self.cache_k.transpose(1, 2), dim=-1) @ self.cache_v
+        """),
+        Invalid("""
+            import torch
             class Buffer:
                 def fill(self, batches):
                     for batch in batches:
@@ -325,16 +423,35 @@ class TensorGrownInLoop(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.qualname(node.func) not in _QUALNAMES:
             return
-        assign = self.ctx.parent
+        assign, value = self.ctx.parent, node
+        if isinstance(assign, cst.IfExp) and node is assign.orelse and len(self.ctx.ancestors) > 1:
+            assign, value = self.ctx.ancestors[-2], assign  # acc = x if acc is None else torch.cat([acc, x])
         scope = self.ctx.scope
-        if not (isinstance(assign, cst.Assign) and assign.value is node and scope.kind == "loop"):
+        if not (isinstance(assign, cst.Assign) and assign.value is value and scope.kind in ("loop", "function")):
             return
         joined = _joined_keys(node)
         target = next((key for key in _target_keys(assign) if key in joined), None)
+        if scope.kind == "function":
+            if target is not None and target.startswith("self.") and scope.name != "__init__" \
+                    and not self._when_full() and not _trimmed(scope.node, target):
+                self.report(node, _EVERY_CALL, hot_when=_runs_every_call)  # self.keys = torch.cat([self.keys, k])
+            return
         loop = scope.node
-        if target is not None and self._in_body(loop) and not _fixed_trip_count(self.ctx, loop):
+        fresh = isinstance(loop, cst.For) and target in target_names(loop.target)  # the loop rebinds it every step
+        if target is not None and not fresh and self._in_body(loop) and not _fixed_trip_count(self.ctx, loop):
             if _carried(loop, target, assign):
                 self.report(node)
+
+    def _when_full(self) -> bool:
+        """Is the join under a test of the size of one of the object's tensors (``if self.step >=
+        len(self.losses):``): buffers extended when full, a few times in all?"""
+        return any(
+            isinstance(holder, cst.If) and any(
+                (_size_of(inner) or "").startswith("self.")
+                for inner in descendants(holder.test) if isinstance(inner, cst.BaseExpression)
+            )
+            for holder in self.ctx.ancestors
+        )
 
     def _in_body(self, loop: cst.CSTNode) -> bool:
         """Is the visited node in ``loop``'s body (not its iterable or ``else``)?"""
@@ -343,6 +460,32 @@ class TensorGrownInLoop(Rule):
             if ancestors[index - 1] is loop:
                 return ancestors[index] is loop.body
         return False
+
+
+def _size_of(node: cst.BaseExpression) -> Optional[str]:
+    """The dotted name whose size ``node`` reads: ``len(x)``, ``x.shape``, ``x.size(0)``, ``x.numel()``."""
+    if isinstance(node, cst.Call) and is_name(node.func, "len") and node.args:
+        return dotted_name(node.args[0].value)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("size", "numel"):
+        return dotted_name(node.func.value)
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
+        return dotted_name(node.value)
+    return None
+
+
+def _trimmed(function: cst.CSTNode, key: str) -> bool:
+    """Does ``function`` also cut ``key`` back to a window (``self.codes = self.codes[-n:]``)?"""
+    return any(
+        isinstance(node, cst.Assign) and key in _target_keys(node) and isinstance(node.value, cst.Subscript)
+        and dotted_name(node.value.value) == key
+        for node in descendants(function)
+    )
+
+
+def _runs_every_call(scope) -> bool:
+    """Hot code (forward, a loss, a training step and what they call) runs once per call: an
+    attribute it regrows grows by one piece per step, the caller's loop is the loop."""
+    return True
 
 
 def _joined_keys(call: cst.Call) -> frozenset:
@@ -380,7 +523,8 @@ def _mentions(node: cst.CSTNode, key: str) -> bool:
 def _carried(loop: cst.CSTNode, key: str, join: cst.Assign) -> bool:
     """Does the joined value of ``key`` reach the next iteration as it is? Not if the body
     rebinds ``key`` from itself (a fusion back to fixed width, a trim) or from something else
-    (a fresh value every iteration, a flush), except for the accumulator's first piece: a
+    (a fresh value every iteration, a flush; not rows picked by an index, ``seqs = seqs[beam_ids]``,
+    which keep its length), except for the accumulator's first piece: a
     fresh value in one branch of an ``if`` whose other branch joins
     (``if first: x = y`` / ``else: x = torch.cat([x, y])``), and a branch that leaves the loop
     (``if done: out = out.masked_fill(mask, pad); break``)."""
@@ -391,7 +535,8 @@ def _carried(loop: cst.CSTNode, key: str, join: cst.Assign) -> bool:
             continue
         if isinstance(node, (cst.Assign, cst.AnnAssign)) and node is not join and node.value is not None:
             targets = _target_keys(node) if isinstance(node, cst.Assign) else _keys(node.target)
-            if key in targets and not (isinstance(node.value, cst.Call) and key in _joined_keys(node.value)):
+            if key in targets and not (isinstance(node.value, cst.Call) and key in _joined_keys(node.value)) \
+                    and not _reorders(node.value, key):
                 if _mentions(node.value, key) or not any(
                     _holds(statement, join) and not _holds(branch, join) for statement, branch in branches
                 ):
@@ -405,6 +550,15 @@ def _carried(loop: cst.CSTNode, key: str, join: cst.Assign) -> bool:
         else:
             stack.extend((child, branches) for child in iter_children(node))
     return True
+
+
+def _reorders(value: cst.BaseExpression, key: str) -> bool:
+    """``seqs[beam_ids]``: rows of ``key`` picked by index tensors (a beam search keeping its
+    survivors), as long as before; not a slice (``x[-k:]``, a trim) nor a number (``x[0]``)."""
+    return isinstance(value, cst.Subscript) and dotted_name(value.value) == key and all(
+        isinstance(element.slice, cst.Index) and isinstance(element.slice.value, (cst.Name, cst.Attribute))
+        for element in value.slice
+    )
 
 
 def _leaves_loop(branch: cst.CSTNode) -> bool:
