@@ -41,7 +41,8 @@ class TensorGrownInLoop(Rule):
         "an index (`tokens = tokens[beam_ids]` in a beam search) keep the accumulator. "
         "Loops with a small fixed trip count are left alone: "
         "`range` over literals (up to 16 iterations) or over `self.<attribute>` configuration "
-        "(`range(1, self.scales - 1)` in a Res2Net block), a literal tuple or list, or the names a module "
+        "(`range(1, self.scales - 1)` in a Res2Net block, `range(1, len(self.strides))` of `self.strides = (8, 16, 32)`), "
+        "a literal tuple or list, or the names a module "
         "was configured with, used only as keys (`for layer in self.layers[1:]:` ... `features[layer]`). A loop over a module's "
         "layers is reported (a DenseNet block regrows its features once per layer). Outside a loop, an attribute "
         "regrown with itself in code that runs once per step (`self.cache_k = torch.cat([self.cache_k, k], dim=1)` "
@@ -87,6 +88,21 @@ class TensorGrownInLoop(Rule):
         "and for loops with a small fixed trip count."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+
+            class Neck(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.strides = (4, 8, 16, 32)
+
+                def forward(self, feats):
+                    pyramid = feats[0].flatten(2)
+                    for level in range(1, len(self.strides)):  # four levels, fixed by the configuration
+                        pyramid = torch.cat([pyramid, feats[level].flatten(2)], 2)
+                    return pyramid
+        """),
         Valid("""
             import torch
             import torch.nn.functional as F
@@ -593,7 +609,7 @@ def _fixed_trip_count(ctx, loop: cst.CSTNode) -> bool:
     values = [literal_value(bound) for bound in bounds]
     if all(isinstance(value, int) for value in values) and 1 <= len(values) <= 3 and values[2:] != [0]:
         return len(range(*values)) <= _SMALL_TRIP_COUNT
-    return all(_fixed_bound(bound) for bound in bounds)
+    return all(_fixed_bound(ctx, bound) for bound in bounds)
 
 
 def _configured_keys(loop: cst.For, iterable: cst.BaseExpression) -> bool:
@@ -610,11 +626,17 @@ def _configured_keys(loop: cst.For, iterable: cst.BaseExpression) -> bool:
     return bool(uses) and all(any(use is key for key in keys) for use in uses)
 
 
-def _fixed_bound(node: cst.BaseExpression) -> bool:
+def _fixed_bound(ctx, node: cst.BaseExpression) -> bool:
     """A range bound made of literals and ``self`` attributes, numbers set when the module was
-    built (``self.scales - 1``)."""
+    built (``self.scales - 1``), or the length of a literal tuple the class holds
+    (``len(self.strides)`` of ``self.strides = (8, 16, 32)``)."""
     if isinstance(node, cst.BinaryOperation):
-        return _fixed_bound(node.left) and _fixed_bound(node.right)
+        return _fixed_bound(ctx, node.left) and _fixed_bound(ctx, node.right)
     if isinstance(node, cst.UnaryOperation):
-        return _fixed_bound(node.expression)
+        return _fixed_bound(ctx, node.expression)
+    if isinstance(node, cst.Call) and is_name(node.func, "len") and len(node.args) == 1:
+        held = dotted_name(node.args[0].value) or ""
+        return held.startswith("self.") and held.count(".") == 1 and isinstance(
+            ctx.attribute_value(held[len("self."):]), (cst.Tuple, cst.List)
+        )
     return isinstance(literal_value(node), int) or (dotted_name(node) or "").startswith("self.")
