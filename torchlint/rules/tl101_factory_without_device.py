@@ -1055,16 +1055,6 @@ class FactoryWithoutDevice(Rule):
                 return [] if factory is None or _nothing_to_spare(node, factory) else [node]
         return []
 
-    def _helper_call(self, node: cst.BaseExpression) -> bool:
-        """A call of a function or method of the project (``sinc(t)``, ``self.bucket(x)``), not
-        of torch or a tensor's method."""
-        if not isinstance(node, cst.Call):
-            return False
-        func, name = node.func, self.ctx.qualname(node.func)
-        if name is not None:
-            return not name.startswith("torch.")
-        return isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and is_name(func.value, "self")
-
     def _cast(self, node: cst.BaseExpression) -> bool:
         """``t.type(torch.bool)``, ``t.to(torch.float)``, ``t.type(x.dtype)``: a cast, not a move
         (``.type(torch.cuda.FloatTensor)`` is one)."""

@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.context import HOST, MODEL, NOT, STEP, TENSOR
 from torchlint.context.calls import is_parameter
 from torchlint.context.scopes import Scope
-from torchlint.context.tensors import HOST_READ_BUILTINS, dimension_index
+from torchlint.context.tensors import HOST_READ_BUILTINS, dimension_index, dimension_source
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import dotted_name, is_name, literal_value, method_call, positional, target_names
 from torchlint.walker import descendants, iter_children, simple_statements
@@ -1258,7 +1258,10 @@ class PythonLoopOverTensor(Rule):
         (``pad[i, : img.shape[1], : img.shape[2]].copy_(img)``): images of different sizes padded
         into one batch? (``names``: the loop's variables.)"""
         varying = names | {name for node in nodes if isinstance(node, cst.Assign) for name in _assigned_names(node)}
-        if any(isinstance(node, cst.Slice) and _shape_read(node.upper) in varying for node in nodes):
+        if any(  # `: img.shape[1]`, `: img.size(1)`
+            isinstance(node, cst.Slice) and not _is_len(node.upper)
+            and dotted_name(dimension_source(node.upper)) in varying for node in nodes
+        ):
             return True
         masks = {  # `m = scores[i] > t`, `keep = nms(boxes[i], scores[i], iou)`: data-sized selections
             name for node in nodes if isinstance(node, cst.Assign) and self._data_sized(node.value)
@@ -1445,17 +1448,6 @@ def _arithmetic_of(node: cst.BaseExpression, variable: str) -> bool:
             for side in (node.left, node.right)
         ) and variable in set(_names(node))
     return False
-
-
-def _shape_read(bound: Optional[cst.BaseExpression]) -> Optional[str]:
-    """The name whose size ``bound`` reads: ``img`` of ``img.shape[1]`` or ``img.size(1)``."""
-    if isinstance(bound, cst.Subscript) and isinstance(bound.value, cst.Attribute) and bound.value.attr.value == "shape":
-        owner = bound.value.value
-    elif isinstance(bound, cst.Call) and isinstance(bound.func, cst.Attribute) and bound.func.attr.value == "size":
-        owner = bound.func.value
-    else:
-        return None
-    return owner.value if isinstance(owner, cst.Name) else None
 
 
 def _walks_records(nodes: List[cst.CSTNode], names: Set[str]) -> bool:

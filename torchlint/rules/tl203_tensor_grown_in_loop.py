@@ -6,8 +6,9 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from torchlint.context.tensors import dimension_source, shape_source
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, is_name, keyword, literal_value, positional, target_names
+from torchlint.syntax import dotted_name, is_name, keyword, literal_value, method_call, positional, target_names
 from torchlint.walker import descendants, iter_children
 
 _QUALNAMES = frozenset(f"torch.{name}" for name in "cat concat concatenate stack hstack vstack".split())
@@ -463,7 +464,7 @@ class TensorGrownInLoop(Rule):
         len(self.losses):``): buffers extended when full, a few times in all?"""
         return any(
             isinstance(holder, cst.If) and any(
-                (_size_of(inner) or "").startswith("self.")
+                (dotted_name(_sized(inner)) or "").startswith("self.")
                 for inner in descendants(holder.test) if isinstance(inner, cst.BaseExpression)
             )
             for holder in self.ctx.ancestors
@@ -478,17 +479,6 @@ class TensorGrownInLoop(Rule):
         return False
 
 
-def _size_of(node: cst.BaseExpression) -> Optional[str]:
-    """The dotted name whose size ``node`` reads: ``len(x)``, ``x.shape``, ``x.size(0)``, ``x.numel()``."""
-    if isinstance(node, cst.Call) and is_name(node.func, "len") and node.args:
-        return dotted_name(node.args[0].value)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("size", "numel"):
-        return dotted_name(node.func.value)
-    if isinstance(node, cst.Attribute) and node.attr.value == "shape":
-        return dotted_name(node.value)
-    return None
-
-
 def _trimmed(function: cst.CSTNode, key: str) -> bool:
     """Does ``function`` also cut ``key`` back to a window (``self.codes = self.codes[-n:]``)?"""
     return any(
@@ -496,6 +486,12 @@ def _trimmed(function: cst.CSTNode, key: str) -> bool:
         and dotted_name(node.value.value) == key
         for node in descendants(function)
     )
+
+
+def _sized(node: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """What ``node`` reads the size of: ``len(x)``, ``x.shape``, ``x.size(0)``, ``x.numel()``."""
+    numel = method_call(node, "numel")
+    return dimension_source(node) or shape_source(node) or (numel.value if numel is not None else None)
 
 
 def _runs_every_call(scope) -> bool:
