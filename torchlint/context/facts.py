@@ -216,29 +216,30 @@ def host_consumed(
     return names
 
 
-def _viewed(value: cst.BaseExpression) -> Optional[str]:
-    """The name ``value`` is an item or a conversion of (``gt`` of ``gt[b].byte()``), if any."""
-    while True:
-        if isinstance(value, cst.Name):
-            return value.value
+def _chain_root(value: cst.BaseExpression, follows: Callable[[cst.Call], bool], attributes: bool) -> Optional[str]:
+    """The name a chain of items, method calls ``follows`` accepts and (with ``attributes``)
+    attributes starts from: ``gt`` of ``gt[b].byte()``; None where the chain stops earlier."""
+    while not isinstance(value, cst.Name):
         if isinstance(value, cst.Subscript):
             value = value.value
-        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and not value.args:
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and follows(value):
             value = value.func.value
+        elif attributes and isinstance(value, cst.Attribute):
+            value = value.value
         else:
             return None
+    return value.value
+
+
+def _viewed(value: cst.BaseExpression) -> Optional[str]:
+    """The name ``value`` is an item or a conversion of (``gt`` of ``gt[b].byte()``), if any."""
+    return _chain_root(value, lambda call: not call.args, attributes=False)
 
 
 def _passed_as_is(value: cst.BaseExpression) -> Optional[str]:
     """The name whose values ``value`` passes on the device they are on: ``lengths`` of
     ``lengths[keep].clamp(min=1)``; None for a copy made on the spot (``lengths.to("cpu")``)."""
-    while isinstance(value, (cst.Subscript, cst.Attribute, cst.Call)):
-        if isinstance(value, cst.Call):
-            if not isinstance(value.func, cst.Attribute) or value.func.attr.value in _HOST_COPIES:
-                return None
-            value = value.func
-        value = value.value
-    return value.value if isinstance(value, cst.Name) else None
+    return _chain_root(value, lambda call: call.func.attr.value not in _HOST_COPIES, attributes=True)
 
 
 def _names_in(node: cst.CSTNode) -> Iterator[str]:

@@ -63,6 +63,18 @@ HOST_READ_METHODS = frozenset({"item", "tolist", "cpu", "numpy"})
 # Those whose result is a numpy array or a Python value, on a tensor or an array alike.
 _TO_PYTHON_METHODS = HOST_READ_METHODS - _HOST_METHODS
 HOST_READ_BUILTINS = frozenset({"builtins.float", "builtins.int", "builtins.bool"})
+
+
+def host_read(node: cst.CSTNode) -> Optional[cst.Attribute]:
+    """The ``x.item`` of a call that reads a tensor's values to the host (``x.item()``,
+    ``x.cpu()``); not ``self.item(ids)``, an embedding named so (a tensor's ``item`` and
+    ``tolist`` take no arguments)."""
+    method = method_call(node, *HOST_READ_METHODS)
+    if method is not None and node.args and method.attr.value in ("item", "tolist") and (
+        dotted_name(method.value) or ""
+    ).partition(".")[0] == "self":
+        return None
+    return method
 DEVICE_METHODS = frozenset({"cuda", "to"})  # a move to a device (or, with a dtype only, a cast)
 DTYPES = frozenset(
     f"torch.{name}" for name in

@@ -11,9 +11,9 @@ from torchlint.context.facts import guards_right, log_call, off_gpu_branch
 from torchlint.context.calls import is_parameter
 from torchlint.context.devices import host_arguments, waiting_copy_to_host
 from torchlint.context.scopes import Scope, in_model_code, walks_entries
-from torchlint.context.tensors import HOST_READ_BUILTINS, HOST_READ_METHODS
+from torchlint.context.tensors import HOST_READ_BUILTINS, host_read
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import COMPREHENSIONS, assigned_name, dotted_name, is_name, method_call, positional
+from torchlint.syntax import COMPREHENSIONS, assigned_name, is_name, method_call, positional
 from torchlint.walker import descendants
 
 
@@ -1297,10 +1297,7 @@ class HostSyncInHotPath(Rule):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        method = method_call(node, *HOST_READ_METHODS) or waiting_copy_to_host(self.ctx, node)
-        if method is not None and method.attr.value in ("item", "tolist") and node.args \
-                and (dotted_name(method.value) or "").partition(".")[0] == "self":
-            return  # `self.item(ids)`: an embedding named so (a tensor's `item()` takes no arguments)
+        method = host_read(node) or waiting_copy_to_host(self.ctx, node)
         if method is not None:
             kind = self.ctx.tensor_kind(method.value)
             if kind is None and (self._unpacked_tensor(method.value) or method.attr.value == "item" and isinstance(
@@ -1545,14 +1542,14 @@ class HostSyncInHotPath(Rule):
         if any(self.ctx.surely_tensor(operand) for operand in _truth_operands(test)):
             return True
         return any(
-            (method := method_call(node, *HOST_READ_METHODS)) is not None and self.ctx.tensor_kind(method.value) == TENSOR
+            (method := host_read(node)) is not None and self.ctx.tensor_kind(method.value) == TENSOR
             for node in descendants(test)
         )
 
     def _launches(self, statement: cst.CSTNode) -> bool:
         """Could ``statement`` queue GPU work: a call other than a read, print or formatting?"""
         for node in descendants(statement):
-            if isinstance(node, cst.Call) and method_call(node, *HOST_READ_METHODS) is None:
+            if isinstance(node, cst.Call) and host_read(node) is None:
                 name = self.ctx.qualname(node.func) or ""
                 if name not in _QUIET_CALLS and not log_call(node.func):
                     return True

@@ -108,7 +108,8 @@ class PythonLoopOverTensor(Rule):
         "function never joins into a tensor (`kept.append(boxes[i][scores[i] > t])`, also by a mask or "
         "index list held in a name, `keep = nms(boxes[i], scores[i], iou)`: ragged results "
         "have no dense form), for copies of each item into a slice of its own size (`pad[: img.shape[0], : "
-        "img.shape[1]].copy_(img)` for images of different sizes padded into one batch), in training-loop code, or "
+        "img.shape[1]].copy_(img)` for images of different sizes padded into one batch, `target[b, : len(tokens)] = "
+        "torch.tensor(tokens)`), in training-loop code, or "
         "in `while` loops (their trip count is not visible). Nor a "
         "loop over a dimension other than the batch that runs one of the model's submodules (or a "
         "callable the function is given, `loss_func`) on each "
@@ -130,6 +131,18 @@ class PythonLoopOverTensor(Rule):
                         img = images[i]
                         batch[i, : img.shape[0], : img.shape[1], : img.shape[2]].copy_(img)
                     return self.body(batch)
+        """),
+        Valid("""
+            import torch
+            from torch import nn
+
+            class Criterion(nn.Module):
+                def forward(self, emissions, lengths, targets):
+                    padded = torch.zeros(emissions.size(0), emissions.size(1), dtype=torch.long)
+                    for b in range(emissions.size(0)):  # token lists of different lengths
+                        tokens = self.pack(targets[b, : lengths[b]].tolist())
+                        padded[b, : len(tokens)] = torch.tensor(tokens)
+                    return self.loss(emissions, padded.to(emissions.device))
         """),
         Valid("""
             import torch
@@ -1255,12 +1268,11 @@ class PythonLoopOverTensor(Rule):
         ``nonzero``, ``unique``) and collect them in a list it never joins into a tensor
         (``torch.cat``/``torch.stack``)? Such per-item results (boxes per image) have different
         sizes and no dense form. Or does it copy each item into a slice of the item's own size
-        (``pad[i, : img.shape[1], : img.shape[2]].copy_(img)``): images of different sizes padded
-        into one batch? (``names``: the loop's variables.)"""
+        (``pad[i, : img.shape[1], : img.shape[2]].copy_(img)``, ``target[b, : len(tokens)]``): items
+        of different sizes padded into one batch? (``names``: the loop's variables.)"""
         varying = names | {name for node in nodes if isinstance(node, cst.Assign) for name in _assigned_names(node)}
-        if any(  # `: img.shape[1]`, `: img.size(1)`
-            isinstance(node, cst.Slice) and not _is_len(node.upper)
-            and dotted_name(dimension_source(node.upper)) in varying for node in nodes
+        if any(  # `: img.shape[1]`, `: img.size(1)`, `: len(tokens)`
+            isinstance(node, cst.Slice) and dotted_name(dimension_source(node.upper)) in varying for node in nodes
         ):
             return True
         masks = {  # `m = scores[i] > t`, `keep = nms(boxes[i], scores[i], iou)`: data-sized selections

@@ -12,7 +12,7 @@ from torchlint.context import NOT, STEP, TENSOR
 from torchlint.context.datasets import module_classes
 from torchlint.context.devices import waiting_copy_to_host
 from torchlint.context.scopes import Scope, callee, is_training_step_call, method_def
-from torchlint.context.tensors import DEVICE_METHODS, HOST_READ_BUILTINS, HOST_READ_METHODS
+from torchlint.context.tensors import DEVICE_METHODS, HOST_READ_BUILTINS, HOST_READ_METHODS, host_read
 from torchlint.rules.base import Invalid, Rule, Valid
 from torchlint.syntax import COMPREHENSIONS, assigned_name, dotted_name
 from torchlint.walker import descendants, simple_statements
@@ -424,6 +424,18 @@ class TimingWithoutSync(Rule):
                 start = time.time()
                 outputs = [out.to("cpu", non_blocking=True) for out in model(images)]  # does not wait
                 model_time = time.time() - start  # expect: TL601
+        """),
+        Invalid("""
+            import time
+            from torch import nn
+
+            class TwoTower(nn.Module):
+                def timed_embed(self, user_ids, item_ids):
+                    user_ids, item_ids = user_ids.cuda(), item_ids.cuda()
+                    start = time.perf_counter()
+                    users = self.user(user_ids)
+                    items = self.item(item_ids)  # an embedding named `item`: it reads no tensor
+                    return users, items, time.perf_counter() - start  # expect: TL601
         """),
         Invalid("""
             import time
@@ -946,6 +958,8 @@ class TimingWithoutSync(Rule):
     def _syncs(self, node: cst.Call) -> bool:
         """A call that waits for the device, or may: a helper whose name says it syncs."""
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in HOST_READ_METHODS:
+            return host_read(node) is not None  # not `self.item(ids)`, an embedding
         name = _called_name(func)
         if name in _WAITING_METHODS or "sync" in name.lower() or _TO_HOST_NAME.search(name):
             return True
