@@ -3,7 +3,7 @@
 import libcst as cst
 import pytest
 
-from torchlint.context.facts import occasional_branch, off_gpu_branch, once_only_branch
+from torchlint.context.facts import occasional_branch, off_gpu_branch, once_only_branch, reaching_code
 from torchlint.linter import lint_text
 from torchlint.rules import RULES_BY_CODE
 
@@ -198,3 +198,48 @@ def test_a_comprehension_binds_its_variables_for_itself_only(comprehension):
     text = ("import torch\nfrom torch import nn\n\nclass Head(nn.Module):\n    def forward(self, x, flag):\n"
             "        t = x.sum()\n" + comprehension + "        if t > 0:\n            return x\n        return -x\n")
     assert codes(text, "model.py", "TL201") == ["TL201"]
+
+
+REBOUND = """
+def f(x, flag):
+    h = x.size(0) / 2
+    if flag:
+        h = h + 1
+    for step in range(3):
+        y = h * step
+        h = torch.relu(y)
+    h = torch.tanh(h)
+    return h
+"""
+
+
+@pytest.mark.parametrize("binding, reached", [
+    (0, ["if flag:", "for step in range(3):", "torch.tanh(h)"]),  # a rebinding in a branch may not run
+    (1, ["for step in range(3):", "torch.tanh(h)"]),
+    (2, ["for step in range(3):", "torch.tanh(h)"]),  # a loop's binding reaches the loop's start again
+    (3, ["return h"]),
+])
+def test_the_code_a_binding_reaches_ends_where_every_path_rebinds_the_name(binding, reached):
+    module = cst.parse_module(REBOUND)
+    function = module.body[0]
+    values = [node.value for node in _assignments(function) if node.targets[0].target.value == "h"]
+    code = reaching_code(function, values[binding], "h")
+    assert [module.code_for_node(node).strip().splitlines()[0] for node in code] == reached
+
+
+def _assignments(node):
+    found = [node] if isinstance(node, cst.Assign) else []
+    for child in node.children:
+        found.extend(_assignments(child))
+    return found
+
+
+def test_a_rebinding_to_an_item_of_the_name_holds_the_same_kind_of_thing():
+    """``s = s[0]`` keeps what ``s`` is: the uses after it tell about both bindings."""
+    module = cst.parse_module("def f(x):\n    s = g(x)\n    s = s[0]\n    return s.detach()\n")
+    function = module.body[0]
+    first, second = (node.value for node in _assignments(function))
+    assert [module.code_for_node(node).strip() for node in reaching_code(function, first, "s")] == [
+        "s = s[0]", "return s.detach()",
+    ]
+    assert reaching_code(function, second, "s") is None  # the whole function

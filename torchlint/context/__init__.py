@@ -21,7 +21,7 @@ from torchlint.context.devices import host_arguments
 from torchlint.context.facts import (
     TORCH_ONLY_CALL, FunctionFacts, TextFacts, assertion_call, attribute_kinds, empty_input_branch,
     evaluates_dataset, evaluation_only_branch, export_only_branch, guards_right, host_consumed, iterates_dataset,
-    occasional_branch, off_gpu_branch, once_only_branch, runs_once_after_guard, steps_optimizer, takes_step,
+    occasional_branch, off_gpu_branch, once_only_branch, reaching_code, runs_once_after_guard, steps_optimizer, takes_step,
     warning_branch, warning_call,
 )
 from torchlint.context.imports import ImportTable, module_name, reexports
@@ -97,6 +97,7 @@ class FileContext:
         self._module_functions: Optional[Dict[str, cst.FunctionDef]] = None  # by name, for function_here
         self._attribute_kinds: Dict[Scope, Dict[str, Optional[str]]] = {}
         self._facts: Dict[Scope, FunctionFacts] = {}
+        self._reached: Dict[int, FunctionFacts] = {}  # id of a bound value -> the facts of the code it reaches
         self._mappings: Dict[Scope, FrozenSet[str]] = {}  # parameters annotated `Dict[str, Tensor]`
         self._terminating: Set[int] = set()
         self._entered_loops: Set[int] = set()  # ids of `if` statements every branch of which terminates
@@ -873,9 +874,9 @@ class FileContext:
         kind = holder.kinds[name]
         if kind is not None or holder is not self._here or name in self._resolving or holder.known_non_tensor(name):
             return kind
-        if self._torch_evidence(name):
-            return TENSOR
         value = holder.latest(name)
+        if self._torch_evidence(name, bound_to=value):
+            return TENSOR
         if value is None:
             return None
         self._resolving.add(name)
@@ -884,16 +885,25 @@ class FileContext:
         finally:
             self._resolving.discard(name)
 
-    def _torch_evidence(self, name: str, function: Optional[Scope] = None) -> bool:
+    def _torch_evidence(
+        self, name: str, function: Optional[Scope] = None, bound_to: Optional[cst.BaseExpression] = None
+    ) -> bool:
         """Is ``name`` used in the current function (or ``function``) in a way only torch
-        tensors are (``x.backward()``, ``x.detach()``, an argument of ``F.*`` or a torch op)?"""
+        tensors are (``x.backward()``, ``x.detach()``, an argument of ``F.*`` or a torch op)?
+        Of a name assigned more than once, only the uses ``name = bound_to`` reaches count:
+        ``emb = math.log(10000) / half`` is no tensor because a later ``emb = torch.exp(...)`` is."""
         if name not in self._text_facts.tensor_candidates:
             return False  # the file's text never uses it so: no need to read the function
         facts = self._function_facts(function)
-        if name in facts.type_tested:
+        if name in facts.type_tested or not _torch_only_use(facts, name):
             return False
-        members = facts.members.get(name, frozenset())
-        return name in facts.torch_arguments or TORCH_ONLY_CALL in members or not members.isdisjoint(TORCH_ONLY_MEMBERS)
+        if bound_to is None or name not in facts.rebound:
+            return True
+        reached = self._reached.get(id(bound_to))
+        if reached is None:
+            code = reaching_code((function or self.scope.function).node, bound_to, name)
+            reached = self._reached[id(bound_to)] = facts if code is None else FunctionFacts.of_code(code, self.qualname)
+        return _torch_only_use(reached, name)
 
     def _tensor_mappings(self) -> FrozenSet[str]:
         """The current function's parameters annotated as dicts of tensors (``Dict[str, Tensor]``),
@@ -936,7 +946,8 @@ class FileContext:
         if kind is not None or not isinstance(value, cst.Name) or self._holder(value.value) is not self._here:
             return lambda: kind
         function, name = self.scope.function, value.value
-        return lambda: TENSOR if self._torch_evidence(name, function) else None
+        bound_to = self._here.latest(name)
+        return lambda: TENSOR if self._torch_evidence(name, function, bound_to) else None
 
     def _next_order(self) -> int:
         self._assignments += 1
@@ -1333,6 +1344,12 @@ class FileContext:
                     bindings.unpacked_by_order[self._assignments] = value, position  # the binding just made
                 if kind == BATCH and isinstance(element.value, cst.Name):
                     bindings.batch_parts.add(element.value.value)
+
+
+def _torch_only_use(facts: FunctionFacts, name: str) -> bool:
+    """Do ``facts`` show ``name`` used as only a tensor is (``x.backward()``, ``F.relu(x)``)?"""
+    members = facts.members.get(name, frozenset())
+    return name in facts.torch_arguments or TORCH_ONLY_CALL in members or not members.isdisjoint(TORCH_ONLY_MEMBERS)
 
 
 def _splits(value: Optional[cst.BaseExpression]) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -112,6 +112,7 @@ class FunctionFacts:
     pieces: Set[str] = field(default_factory=set)
     computed: Set[str] = field(default_factory=set)  # an operand of arithmetic (`x * 2`, `total += x`)
     indexed: Set[str] = field(default_factory=set)  # indexed along several axes (`x[:, None]`): an array
+    rebound: Set[str] = field(default_factory=set)  # assigned more than once (`emb = ...` ... `emb = ...`)
 
     @classmethod
     def of(cls, root: Optional[cst.CSTNode], qualname: Callable) -> "FunctionFacts":
@@ -124,29 +125,44 @@ class FunctionFacts:
                 param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)
                 if param.annotation is not None and annotation_kind(param.annotation.annotation, qualname) == TENSOR
             }
-        for node in descendants(root):
+        facts._scan(descendants(root), qualname)
+        return facts
+
+    @classmethod
+    def of_code(cls, code: Iterable[cst.CSTNode], qualname: Callable) -> "FunctionFacts":
+        """The facts of some of a function's statements and expressions (``reaching_code``)."""
+        facts = cls()
+        facts._scan((node for root in code for node in descendants(root)), qualname)
+        return facts
+
+    def _scan(self, nodes: Iterable[cst.CSTNode], qualname: Callable) -> None:
+        assigned: Set[str] = set()
+        for node in nodes:
             node_type = type(node)  # not isinstance: libcst's node classes are ABCs, slow to test
             if node_type is cst.Attribute:
                 value = node.value
                 if type(value) is cst.Name:
-                    facts.members.setdefault(value.value, set()).add(node.attr.value)
+                    self.members.setdefault(value.value, set()).add(node.attr.value)
                 elif type(value) is cst.Call and (owner := _returning_self(value)) is not None:
-                    facts.members.setdefault(owner, set()).add(node.attr.value)
+                    self.members.setdefault(owner, set()).add(node.attr.value)
             elif node_type is cst.Call:
-                facts._call(node, qualname)
+                self._call(node, qualname)
             elif node_type is cst.Return:
                 if node.value is not None:
-                    facts.returned.update(_returned_names(node.value))
+                    self.returned.update(_returned_names(node.value))
             elif node_type is cst.Subscript:
                 if len(node.slice) > 1 and type(node.value) is cst.Name:
-                    facts.indexed.add(node.value.value)
+                    self.indexed.add(node.value.value)
             elif node_type is cst.BinaryOperation:
-                facts.computed.update(side.value for side in (node.left, node.right) if type(side) is cst.Name)
+                self.computed.update(side.value for side in (node.left, node.right) if type(side) is cst.Name)
             elif node_type is cst.Assign:
-                facts._note_pieces(node, qualname)
+                self._note_pieces(node, qualname)
+                for target in node.targets:
+                    if type(target.target) is cst.Name:
+                        name = target.target.value
+                        (self.rebound if name in assigned else assigned).add(name)
             elif node_type is cst.AugAssign:
-                facts.computed.update(side.value for side in (node.target, node.value) if type(side) is cst.Name)
-        return facts
+                self.computed.update(side.value for side in (node.target, node.value) if type(side) is cst.Name)
 
     def _note_pieces(self, node: cst.Assign, qualname: Callable) -> None:
         value, target = node.value, node.targets[0].target
@@ -177,6 +193,78 @@ class FunctionFacts:
             for arg in node.args:
                 if arg.keyword is None and not arg.star and isinstance(arg.value, cst.Name):
                     self.torch_arguments.add(arg.value.value)
+
+
+def reaching_code(function: cst.CSTNode, value: cst.BaseExpression, name: str) -> Optional[List[cst.CSTNode]]:
+    """The code that may read ``name`` as the assignment ``name = value`` of ``function`` binds
+    it: the statements after that line up to one that rebinds the name on every path (with that
+    one's value, which still reads this binding), all of the outermost loop the line is in. A
+    rebinding to an item or a method's result of the name itself (``seeds = seeds[rows, cols]``,
+    ``x = x.float()``) holds the same kind of thing: what follows it counts too, and for such a
+    ``value`` what the earlier bindings reach, so None (the whole function), as where ``value``
+    is bound otherwise (a loop's target, a tuple, a comprehension)."""
+    if _same_thing(value, name):
+        return None
+    body = function.body  # a module's statements, a function's block, a lambda's expression
+    statements = body if isinstance(function, cst.Module) else getattr(body, "body", ())
+    path = _path_to(statements, value) if isinstance(statements, Sequence) else None
+    if path is None:
+        return None
+    loops = [depth for depth, (statements, index) in enumerate(path[:-1]) if type(statements[index]) in (cst.For, cst.While)]
+    code: List[cst.CSTNode] = []
+    if loops:
+        path = path[: loops[0] + 1]
+        statements, index = path[-1]
+        code.append(statements[index])
+    for statements, index in reversed(path):
+        for statement in statements[index + 1:]:
+            rebinding = _rebinding(statement, name)
+            if rebinding is not None and not _same_thing(rebinding, name):
+                code.append(rebinding)
+                return code
+            code.append(statement)
+    return code
+
+
+def _same_thing(value: cst.BaseExpression, name: str) -> bool:
+    """Is ``value`` an item, attribute or method result of ``name`` itself (``name[rows]``, ``name.float()``)?"""
+    return _chain_root(value, lambda call: True, attributes=True) == name
+
+
+def _path_to(statements: Sequence[cst.CSTNode], value: cst.BaseExpression) -> Optional[List[Tuple[Sequence[cst.CSTNode], int]]]:
+    """The blocks, outermost first, down to the line ``... = value``, each with the index of the
+    statement that holds it."""
+    for index, statement in enumerate(statements):
+        if type(statement) is cst.SimpleStatementLine:
+            if any(type(small) is cst.Assign and small.value is value for small in statement.body):
+                return [(statements, index)]
+        elif type(statement) not in (cst.FunctionDef, cst.ClassDef):
+            for block in _blocks(statement):
+                if type(block) is cst.SimpleStatementSuite:
+                    inner = [(block.body, 0)] if any(type(small) is cst.Assign and small.value is value for small in block.body) else None
+                else:
+                    inner = _path_to(block.body, value)
+                if inner is not None:
+                    return [(statements, index), *inner]
+    return None
+
+
+def _blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
+    """The blocks of a compound statement: an ``if``'s body and those of its ``elif``/``else``, ..."""
+    for child in iter_children(statement):
+        if isinstance(child, cst.BaseSuite):
+            yield child
+        elif type(child) in (cst.If, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase):
+            yield from _blocks(child)
+
+
+def _rebinding(statement: cst.CSTNode, name: str) -> Optional[cst.CSTNode]:
+    """The value of a line that rebinds ``name`` (``name = torch.exp(-name)``)."""
+    if type(statement) is cst.SimpleStatementLine:
+        for small in statement.body:
+            if type(small) is cst.Assign and any(is_name(target.target, name) for target in small.targets):
+                return small.value
+    return None
 
 
 def host_consumed(

@@ -255,6 +255,22 @@ class FactoryMeetsDeviceTensor(Rule):
     )
     valid = (
         Valid("""
+            import math
+            import torch
+            from torch import nn
+
+            def timestep_embedding(timesteps, dim):
+                emb = math.log(10000) / (dim // 2 - 1)  # a float: the name holds a tensor only later
+                emb = torch.exp(torch.arange(dim // 2, dtype=torch.float32) * -emb)
+                emb = emb.to(device=timesteps.device)  # moved before it meets a device tensor: TL101's case
+                emb = timesteps.float()[:, None] * emb[None, :]
+                return torch.cat([torch.sin(emb), torch.cos(emb)], dim=1)
+
+            class Denoiser(nn.Module):
+                def forward(self, x, t):
+                    return self.net(x + self.proj(timestep_embedding(t, 128)))
+        """),
+        Valid("""
             import torch
             import torch.nn.functional as F
 
