@@ -149,7 +149,8 @@ class ManualAttention(Rule):
         "or division, with an additive mask or bias, `masked_fill` or a cast before the softmax, "
         "whose weights, after an optional dropout or cast, are multiplied once by the values "
         "(`@`, `matmul`, `bmm`, `einsum`) over the dimension the softmax normalised (the last one "
-        "for `attn @ v`, the one before it for `v @ attn` or `torch.bmm(v, attn)`). The steps are "
+        "for `attn @ v`, the one before it for `v @ attn` or `torch.bmm(v, attn)`, the other way round "
+        "for weights transposed, `attn.permute(0, 2, 1)`). The steps are "
         "followed through assignments in the same function (`attn = q @ k.mT`, `attn *= scale`, "
         "`attn = attn.softmax(-1)`, `attn = self.drop(attn)`, `out = attn @ v`), also into both "
         "branches of an `if`/`else` that each assign the scores."
@@ -363,6 +364,21 @@ class ManualAttention(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class AttnBlock(nn.Module):
+                def forward(self, x):
+                    q, k, v = self.q(x), self.k(x), self.v(x)
+                    b, c, h, w = q.shape
+                    q = q.reshape(b, c, h * w).permute(0, 2, 1)  # b, hw, c
+                    w_ = torch.bmm(q, k.reshape(b, c, h * w)) * (int(c) ** -0.5)
+                    w_ = torch.nn.functional.softmax(w_, dim=2)  # expect: TL801
+                    w_ = w_.permute(0, 2, 1)  # weights of the keys along dim 1
+                    out = torch.bmm(v.reshape(b, c, h * w), w_)
+                    return x + self.proj_out(out.reshape(b, c, h, w))
+        """),
         Invalid("""
             import torch
             from torch import nn
@@ -716,7 +732,7 @@ class ManualAttention(Rule):
                 if method in _CASTS:
                     child, index = holder, index - 2
                     continue
-                if method == "transpose" and self._flips(holder):
+                if method in ("transpose", "permute") and self._flips(holder):
                     transposed, child, index = not transposed, holder, index - 2
                     continue
                 if method in ("matmul", "bmm") and self._product(holder):
@@ -757,9 +773,12 @@ class ManualAttention(Rule):
 
     @staticmethod
     def _flips(call: cst.Call) -> bool:
-        """``.transpose(-2, -1)`` (or ``(1, 2)`` of a batch of matrices)."""
-        dims = {_int(arg.value) for arg in positional(call)}
-        return dims in ({-2, -1}, {1, 2})
+        """``.transpose(-2, -1)`` (or ``(1, 2)`` of a batch of matrices), ``.permute(0, 2, 1)``:
+        the last two dimensions swapped."""
+        dims = [_int(arg.value) for arg in positional(call)]
+        if call.func.attr.value == "permute":
+            return len(dims) > 2 and dims == [*range(len(dims) - 2), len(dims) - 1, len(dims) - 2]
+        return set(dims) in ({-2, -1}, {1, 2})
 
     def _count(self, attention: _Attention, kind: str, position: int, transposed: bool) -> None:
         """A value product: the softmax must normalise the dimension it sums over."""
