@@ -22,8 +22,9 @@ _PARTS = frozenset({"children", "modules", "named_children", "named_modules", "g
 _EVAL_FUNCTION = re.compile(
     r"(^|_)(eval|evaluate|evaluation|valid|validate|validation|val|test|predict|prediction|predictions|inference|infer)(_|$)"
 )
-# Lightning runs these (and their hooks) with grad disabled; `test_*` functions are tests.
-_NOT_EVAL = re.compile(r"^(test_|on_(validation|test|predict)_)|_epoch_end$")
+# Lightning runs these (and their hooks) with grad disabled. (`test_*` functions are tests only in
+# test code, which is not reported: in a training script, `test_epoch` evaluates.)
+_NOT_EVAL = re.compile(r"^on_(validation|test|predict)_|_epoch_end$")
 _MODEL = frozenset({"model", "net", "network"})
 _PREDICTS = re.compile(r"(predict|inference|infer)(_|$)")  # a model's own prediction methods: predict_proba
 # Methods that show a loop handles tensors: where nothing put a model in eval mode, a callable
@@ -331,6 +332,16 @@ class EvalWithoutNoGrad(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            def test_env(env, model, device):  # the script's test episode, not a pytest test
+                state, done, total = env.reset(), False, 0.0
+                while not done:  # expect: TL701
+                    dist, _ = model(torch.FloatTensor(state).unsqueeze(0).to(device))
+                    state, reward, done, _ = env.step(dist.sample().cpu().numpy()[0])
+                    total += reward
+                return total
+        """),
         Invalid("""
             import torch
             def detect(weights, images, device):
