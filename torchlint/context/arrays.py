@@ -55,6 +55,9 @@ _ORDER_KEEPING_FUNCTIONS = frozenset(
     {"numpy.array", "numpy.copy", "numpy.clip"} | {f"numpy.{dtype}" for dtype in "float16 float32 float64 uint8 int32 int64".split()}
 )
 _ORDER_KEEPING_METHODS = frozenset({"astype", "clip"})
+# Joins of arrays into a fresh one laid out like its members when they all share one layout
+# (`np.stack([v.transpose(2, 1, 0) for v in vols])` is not C-contiguous; of mixed layouts, it is).
+_JOINING_FUNCTIONS = frozenset({"numpy.stack", "numpy.concatenate", "numpy.vstack", "numpy.hstack", "numpy.dstack"})
 
 Resolve = Callable[[str, Optional[cst.CSTNode]], Optional[cst.BaseExpression]]
 _RETURNS = "@returns_"  # the key a module tells how a function of it returns its array by (`@returns_permuted`)
@@ -169,9 +172,25 @@ def _layout(
             node = args[0].value
         elif (name in _ORDER_KEEPING_FUNCTIONS and args) or method_call(node, *_ORDER_KEEPING_METHODS):
             fresh, node = True, args[0].value if name in _ORDER_KEEPING_FUNCTIONS else node.func.value
+        elif name in _JOINING_FUNCTIONS and args:
+            members = _members(args[0].value)
+            joined = bool(members) and forking and all(
+                _layout(ctx, member, walk.fork(indexed), assigned) == PERMUTED for member in members
+            )
+            return PERMUTED if permuted or joined else None
         else:
             return _merged(permuted, fresh, _returned_layout(ctx, node, replace(walk, indexed=indexed), assigned))
     return PERMUTED if permuted else None
+
+
+def _members(node: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The arrays a list or tuple display holds, or the one a comprehension makes for each item."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        elements = node.elements
+        return [element.value for element in elements] if all(isinstance(e, cst.Element) for e in elements) else []
+    if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        return [node.elt]
+    return []
 
 
 def _merged(permuted: bool, fresh: bool, further: Optional[str]) -> Optional[str]:

@@ -54,7 +54,8 @@ class TransposedArrayFromNumpy(Rule):
         "to (also handed on through other functions' parameters), with no `np.ascontiguousarray` "
         "or `.copy()` in between. `astype`, `np.float32(...)`, `np.array`, `np.clip`/`.clip` and "
         "arithmetic (`img / 255.0`, `(x - mean[:, None, None]) / std`) make a new array in the same "
-        "axis order, so they do not help; a matrix product (`a.T @ b`) and a vector indexed out of "
+        "axis order, so they do not help, nor does `np.stack`/`np.concatenate` of arrays all permuted "
+        "(`np.stack([v.transpose(2, 1, 0) for v in vols])`; of mixed layouts the result is C-contiguous); a matrix product (`a.T @ b`) and a vector indexed out of "
         "a 2-D `.T` (`wav.T[:, 0]`) do. Not reported when the tensor is made "
         "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`, "
         "also after casts and element-wise methods, which keep the strides: `.float().div(255)."
@@ -105,6 +106,12 @@ class TransposedArrayFromNumpy(Rule):
         "array (or the other way round) sees a change."
     )
     valid = (
+        Valid("""
+            import numpy as np
+            import torch
+            def pair(image, mask):
+                return torch.from_numpy(np.concatenate([image.transpose(2, 0, 1), mask[None]]))  # mixed: C order
+        """),
         Valid("""
             import numpy as np
             import pytest
@@ -228,6 +235,17 @@ class TransposedArrayFromNumpy(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import numpy as np
+            import torch
+            def stack_volumes(volumes):
+                return torch.from_numpy(np.stack([v.transpose(2, 1, 0) for v in volumes]))  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import torch
+            def stack_volumes(volumes):
+                return torch.from_numpy(np.ascontiguousarray(np.stack([v.transpose(2, 1, 0) for v in volumes])))
+        """),
         Invalid("""
             import numpy as np
             import torch
