@@ -14,7 +14,7 @@ from torchlint.context.devices import waiting_copy_to_host
 from torchlint.context.scopes import Scope, callee, is_training_step_call, method_def
 from torchlint.context.tensors import DEVICE_METHODS, HOST_READ_BUILTINS, HOST_READ_METHODS, host_read
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import COMPREHENSIONS, assigned_name, dotted_name
+from torchlint.syntax import COMPREHENSIONS, assigned_name, dotted_name, is_name, method_call
 from torchlint.walker import descendants, simple_statements
 
 
@@ -97,7 +97,10 @@ class TimingWithoutSync(Rule):
         "start_time` for an ETA or a progress line) is not reported: it spans every iteration so "
         "far, so at most the last few queued steps are missing from it. Nor is one read after a whole "
         "loop that queued the work (`(time.time() - t0) / 3600` hours after the epoch loop): over "
-        "many iterations the work still queued at the end is a small part. The same holds for the "
+        "many iterations the work still queued at the end is a small part. Unless the loop repeats "
+        "the same work over a `range` (a flat loop whose counter is unread) with nothing in it that waits or copies "
+        "data to the device (`for _ in range(iters): model(x)`, a benchmark's repeats): then the host runs ahead by the whole launch "
+        "queue, and most of the work may still be queued when the clock is read. The same holds for the "
         "project's timing context managers: a `with` block of a generator that reads the clock around "
         "its `yield` (`@contextmanager def timer(name): start = time.time(); yield; ...`), of a class "
         "whose `__enter__` and `__exit__` read it (`with Timer():`, also held in a name: `watch = Timer()` ... "
@@ -200,6 +203,15 @@ class TimingWithoutSync(Rule):
                     criterion(model(x.cuda()), y.cuda()).backward()
                     optimizer.step()
             print(f"{epochs} epochs in {(time.time() - t0) / 3600:.3f} hours")
+        """),
+        Valid("""
+            import time, torch
+            batches, labels = batches.cuda(), labels.cuda()  # every batch on the device up front
+            start = time.time()
+            for step in range(steps):  # a training run (its counter read), not a benchmark's repeats
+                criterion(model(batches[step]), labels[step]).backward()
+                optimizer.step()
+            print(f"{steps} steps in {time.time() - start:.0f} s")
         """),
         Valid("""
             import time, torch
@@ -424,6 +436,18 @@ class TimingWithoutSync(Rule):
                 start = time.time()
                 outputs = [out.to("cpu", non_blocking=True) for out in model(images)]  # does not wait
                 model_time = time.time() - start  # expect: TL601
+        """),
+        Invalid("""
+            import time
+            import torch
+            import torch.nn.functional as F
+
+            def bench_layer_norm(n, d, iters=50):
+                x = torch.randn(n, d, device="cuda")
+                start = time.perf_counter_ns()
+                for _ in range(iters):  # nothing in the repeats waits: most are still queued at the end
+                    F.layer_norm(x, (d,))
+                return (time.perf_counter_ns() - start) / iters  # expect: TL601
         """),
         Invalid("""
             import time
@@ -824,11 +848,33 @@ class TimingWithoutSync(Rule):
 
     def _after_loop(self, region: _Region) -> bool:
         """Is the clock read after a whole loop that queued the unwaited work (a total training
-        time)? Over many iterations the work still queued at the end is a small part."""
+        time)? Over many iterations that wait the work still queued at the end is a small part;
+        not so over a benchmark's repeats that never wait (``_repeats_without_waiting``)."""
         scope: Optional[Scope] = self.ctx.scope
         while scope is not None and scope is not region.work_loop:
             scope = scope.parent
-        return region.work_loop is not None and scope is None
+        return region.work_loop is not None and scope is None and not self._repeats_without_waiting(region.work_loop)
+
+    def _repeats_without_waiting(self, loop: Scope) -> bool:
+        """``for _ in range(iters): y = model(x)``: a flat loop repeating the same work (its
+        counter unread) that nothing in it waits for, nor copies data to the device (a blocking
+        copy waits for the queue). The host runs ahead of the device by the whole launch queue,
+        so most of the work may be unfinished (an epoch loop reads its counter, or holds a loop over batches)."""
+        node = loop.node
+        if not (
+            isinstance(node, cst.For) and isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Call)
+            and self.ctx.qualname(node.iter.func) == "builtins.range"
+        ):
+            return False
+        inner = list(descendants(node.body))
+        if any(type(part) in (cst.For, cst.While) or is_name(part, node.target.value) for part in inner):
+            return False
+        calls = [part for part in inner if isinstance(part, cst.Call)]
+        return not any(
+            self._syncs(call) or method_call(call, *DEVICE_METHODS) is not None
+            or (helper := _helper_name(call)) is not None and self._waits_in(self.ctx.scope, helper)
+            for call in calls
+        )
 
     def leave_Call(self, node: cst.Call) -> None:
         regions = self._open_regions()
