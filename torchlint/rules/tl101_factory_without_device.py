@@ -206,7 +206,9 @@ class FactoryWithoutDevice(Rule):
         "whole-tensor initialiser such as `uniform_()` or `fill_()` does not count, it could run on "
         "the device), nor when the move of an attribute is dropped (`self.bank.to(device)` as a statement: a "
         "tensor's `.to()` returns a copy and leaves the attribute where it was built; a local "
-        "moved so is reported, since `device=` is what its author meant). Neither form is reported when the factory copies data the host holds: "
+        "moved so is reported, since `device=` is what its author meant), nor when only rows picked by "
+        "indices brought to the host are moved (`self.u[ids.cpu()].to(device)` of a running table kept on "
+        "the host by design; of a factory's own result, `torch.eye(n)[labels.cpu()]`, it is). Neither form is reported when the factory copies data the host holds: "
         "`torch.tensor(...)`/`torch.as_tensor(...)` of a list, a literal or an array, or a legacy "
         "constructor given data (`torch.LongTensor(indices)`): with `device=` the data would be "
         "built on the host and copied just the same (TL103 reports literal constants rebuilt in a "
@@ -218,6 +220,20 @@ class FactoryWithoutDevice(Rule):
         "also without a fix."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+
+            class ListwiseLoss(nn.Module):
+                def __init__(self, items):
+                    super().__init__()
+                    self.u = torch.zeros(items)  # a running estimate per item, kept on the host by design
+
+                def forward(self, scores, ids):
+                    u = 0.9 * self.u[ids.cpu()].to(scores.device) + 0.1 * scores.exp().mean(1).detach()
+                    self.u[ids.cpu()] = u.cpu()
+                    return (scores.exp() / u[:, None]).mean()
+        """),
         Valid("""
             import numpy as np
             import torch
@@ -441,6 +457,11 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            def one_hot(labels, n, device):
+                return torch.eye(n)[labels.cpu()].to(device)  # expect: TL101
+        """),
         Invalid("""
             import math
             import torch
@@ -1045,15 +1066,25 @@ class FactoryWithoutDevice(Rule):
                     built for joined in self._joined(positional(node)[0].value)
                     for built in self._host_built(joined, assigned, _copy(elsewhere))
                 ]
-            elif isinstance(node, cst.Subscript) and not any(
-                self.ctx.tensor_kind(index) == TENSOR
-                for element in node.slice for index in descendants(element) if isinstance(index, cst.BaseExpression)
-            ):
+            elif isinstance(node, cst.Subscript) and self._picked_on_host(node):
                 node = node.value  # torch.eye(n)[labels.cpu()]: rows picked on the host
             else:
                 factory = host_factory(self.ctx, node) if node is not None else None
                 return [] if factory is None or _nothing_to_spare(node, factory) else [node]
         return []
+
+    def _picked_on_host(self, node: cst.Subscript) -> bool:
+        """Does ``node`` pick items of a host tensor with host indices: ones no tensor takes part
+        in (``t[:k]``), or, of a factory's result itself, ones copied to the host
+        (``torch.eye(n)[labels.cpu()]``; a table kept on the host, ``self.u[ids.cpu()]``, is so by design)?"""
+        if isinstance(node.value, cst.Call):
+            return not any(
+                self.ctx.tensor_kind(element.slice.value) == TENSOR for element in node.slice if isinstance(element.slice, cst.Index)
+            )
+        return not any(
+            self.ctx.tensor_kind(index) == TENSOR
+            for element in node.slice for index in descendants(element) if isinstance(index, cst.BaseExpression)
+        )
 
     def _cast(self, node: cst.BaseExpression) -> bool:
         """``t.type(torch.bool)``, ``t.to(torch.float)``, ``t.type(x.dtype)``: a cast, not a move
