@@ -147,7 +147,8 @@ class FactoryWithoutDevice(Rule):
         "caller of a function of the file, or of another module of the project, that builds it and "
         "returns it (`_make_causal_mask(shape, dtype).to(x.device)`, `sample_noise(b, nz).to(device)` "
         "of `from .utils import sample_noise`; an element of a tuple it returns, `h, c = "
-        "self.init_hidden(b)` ... `h.to(x.device)`), or, kept in a plain `self` attribute "
+        "self.init_hidden(b)` ... `h.to(x.device)`; also given a tensor when all it returns are new "
+        "tensors, `init_hidden(x)` returning `torch.zeros(2, x.size(0), d)`), or, kept in a plain `self` attribute "
         "(not a buffer), by a method that moves it every call (`self.table.to(x.device)` in "
         "`forward`; the attribute's value is followed through the names of the method that "
         "assigned it: `eye = torch.eye(n)` ... `self.table = eye.repeat(3, 1)`). Not in the "
@@ -457,6 +458,18 @@ class FactoryWithoutDevice(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def init_hidden(self, x):  # given the input, it only reads its size
+                    return torch.zeros(2, x.size(0), 256), torch.zeros(2, x.size(0), 256)  # expect: TL101 TL101
+
+                def forward(self, x):
+                    h, c = self.init_hidden(x)
+                    return self.lstm(x, (h.to(x.device), c.to(x.device)))
+        """),
         Invalid("""
             import torch
             def one_hot(labels, n, device):
@@ -1109,9 +1122,25 @@ class FactoryWithoutDevice(Rule):
 
     def _result_of(self, node: cst.Call) -> Optional[cst.FunctionDef]:
         """The function of this file ``node`` calls, given no tensor to transform
-        (``_make_causal_mask(shape, dtype)``): its result is what that function returns."""
+        (``_make_causal_mask(shape, dtype)``), or one that only returns new tensors, whatever it
+        is given (``init_hidden(x)``: ``return torch.zeros(1, x.size(0), d)``): its result is
+        what that function returns."""
         function = self.ctx.function_here(node.func)
-        return function if function is not None and self._given_no_tensor(node) else None
+        if function is None or not (self._given_no_tensor(node) or self._returns_factories(function)):
+            return None
+        return function
+
+    def _returns_factories(self, function: cst.FunctionDef) -> bool:
+        """Does every ``return`` of ``function`` give host factories' results themselves (also
+        a tuple of them): what it is given can only size them?"""
+        returned = [node.value for node in descendants(function.body) if isinstance(node, cst.Return)]
+        return bool(returned) and all(
+            value is not None and all(
+                host_factory(self.ctx, part) is not None
+                for part in ([element.value for element in value.elements] if isinstance(value, cst.Tuple) else [value])
+            )
+            for value in returned
+        )
 
     def _imported_result(self, node: cst.Call) -> Optional[str]:
         """The qualified name of the project function of another module ``node`` calls, given no
