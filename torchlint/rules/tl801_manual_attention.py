@@ -8,7 +8,8 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, keyword, method_call, positional
+from torchlint.syntax import dotted_name, is_name, keyword, method_call, positional
+from torchlint.walker import iter_children
 
 _SOFTMAX = frozenset({"torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax"})
 _PRODUCTS = frozenset({"torch.matmul", "torch.bmm"})
@@ -17,6 +18,7 @@ _CASTS = frozenset({"float", "half", "bfloat16", "to", "type", "type_as", "conti
 _SCORE_METHODS = frozenset({"masked_fill", "masked_fill_", "add", "add_", "mul", "mul_", "div", "div_"}) | _CASTS
 _BIAS_WORDS = frozenset({"pos", "bias", "mask", "position", "positional"})
 _METADATA = frozenset({"dtype", "shape", "device", "size", "ndim", "dim"})
+_SHAPED_LIKE = frozenset({"expand_as", "view_as", "reshape_as", "type_as"})  # read their argument's shape or dtype
 _WEIGHT_WORDS = frozenset({"weights", "attn", "attention", "attentions", "attns"})
 _ASKING_WORDS = frozenset({"need", "output", "return", "save", "store", "keep", "vis", "visualize"})
 _TRANSPARENT_AUG = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
@@ -43,6 +45,21 @@ class _Attention:
     scores: Set[str] = field(default_factory=set)  # names of the scores, which must not be read again
     products: int = 0
     spoiled: bool = False
+
+
+def _reads_values(node: cst.CSTNode, name: str) -> bool:
+    """Does ``node`` read the values of ``name``, not only its shape, device or dtype
+    (``torch.eye(dots.shape[-1], device=dots.device)``, ``mask.expand_as(dots)``)?"""
+    stack = [node]
+    while stack:
+        inner = stack.pop()
+        if is_name(inner, name):
+            return True
+        if isinstance(inner, cst.Attribute) and inner.attr.value in _METADATA:
+            continue
+        shaped = method_call(inner, *_SHAPED_LIKE)
+        stack.extend([shaped.value] if shaped is not None else iter_children(inner))
+    return False
 
 
 def _int(node: Optional[cst.BaseExpression]) -> Optional[int]:
@@ -195,7 +212,9 @@ class ManualAttention(Rule):
         "(`dropout_p=self.drop.p if self.training else 0.0`). Not reported when the weights are "
         "used otherwise (returned, stored on `self`, passed to a hook, multiplied twice), except "
         "under a flag that asks for them (`if need_weights:`, `if self.save_attn:`); when the "
-        "scores are read again (one score matrix for both directions); for a softmax over another "
+        "scores are read again (one score matrix for both directions) or masked by a mask made from "
+        "themselves (top-k sparse attention, `dots.masked_fill(dots < top[..., -1:], -inf)`: the mask needs "
+        "the whole matrix); for a softmax over another "
         "dimension than the one the values are summed over; for scores passed through anything "
         "SDPA cannot carry (`tanh` soft-capping, a margin in the denominator, a flattened map); for "
         "softmaxes not over a product (logits, attention pooling over a linear score); and in the "
@@ -203,6 +222,18 @@ class ManualAttention(Rule):
         "\"scaled_dot_product_attention\")`, `if self.fused_attn:`) or after `assert False`."
     )
     valid = (
+        Valid("""
+            import torch
+            from torch import nn
+
+            class TopKAttention(nn.Module):
+                def forward(self, q, k, v):
+                    dots = torch.einsum("b h i d, b h j d -> b h i j", q, k) * q.shape[-1] ** -0.5
+                    top, _ = dots.topk(self.topk, dim=-1)
+                    mask = dots < top[..., -1:]  # from the scores themselves: the matrix must exist
+                    attn = dots.masked_fill(mask, float("-inf")).softmax(dim=-1)
+                    return torch.einsum("b h i j, b h j d -> b h i d", attn, v)
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -364,6 +395,18 @@ class ManualAttention(Rule):
         """),
     )
     invalid = (
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Attention(nn.Module):
+                def forward(self, q, k, v, mask=None):
+                    attn = (q * self.scale) @ k.transpose(-2, -1)
+                    if mask is not None:  # a padding mask shaped like the scores, not made from them
+                        attn = attn.masked_fill(mask[:, None, None, :].expand_as(attn), float("-inf"))
+                    attn = attn.softmax(dim=-1)  # expect: TL801
+                    return attn @ v
+        """),
         Invalid("""
             import torch
             from torch import nn
@@ -655,6 +698,8 @@ class ManualAttention(Rule):
                 return [node.left, node.right]
             return [node.left] if isinstance(node.operator, (cst.Divide, cst.Subtract)) else []
         method = method_call(node, *_SCORE_METHODS, "view", "reshape")
+        if method is not None and self._masked_by_itself(node, method):
+            return []  # top-k sparse attention: the mask needs the whole score matrix
         if method is not None:
             args = positional(node)
             flattens = method.attr.value in ("view", "reshape") and (not args or _int(args[-1].value) == -1)
@@ -662,6 +707,16 @@ class ManualAttention(Rule):
         if isinstance(node, cst.Call) and not _BIAS_WORDS.isdisjoint(_words(dotted_name(node.func))):
             return [arg.value for arg in positional(node)]
         return []
+
+    def _masked_by_itself(self, call: cst.Call, method: cst.Attribute) -> bool:
+        """``dots.masked_fill(mask, -inf)`` of ``mask = dots < dots.topk(k)[0][..., -1:]``: a
+        mask computed from the scores it masks (read directly or through the name it is held in)."""
+        args = positional(call)
+        if not method.attr.value.startswith("masked_fill") or not args or not isinstance(method.value, cst.Name):
+            return False
+        mask = args[0].value
+        held = self.ctx.value_of(mask.value) if isinstance(mask, cst.Name) else None
+        return any(_reads_values(part, method.value.value) for part in (mask, held) if part is not None)
 
     def _source(self, name: str, order: int, path: _Path) -> Optional[_Binding]:
         """The assignment ``name`` was last bound by before ``order``, seen from ``path``:
