@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterator, Optional
 
 import libcst as cst
 
+from torchlint.context.scopes import method_def
 from torchlint.context.tensors import dimension_source, shape_source
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import dotted_name, is_name, keyword, literal_value, method_call, positional, target_names
+from torchlint.syntax import dotted_name, is_name, keyword, literal_value, method_call, positional, string_key, target_names
 from torchlint.walker import descendants, iter_children
 
 _QUALNAMES = frozenset(f"torch.{name}" for name in "cat concat concatenate stack hstack vstack".split())
@@ -33,16 +35,19 @@ class TensorGrownInLoop(Rule):
     triggers = ("cat(", "stack(", "concatenate(")
     what = (
         "Finds `x = torch.cat([x, y])` (also `torch.stack`, `hstack`, `vstack`, `concat`, `concatenate`, under "
-        "any import alias) inside a `for` or `while` loop, where the assigned name (or `self.<attribute>`) is "
+        "any import alias) inside a `for` or `while` loop, where the assigned name (or `self.<attribute>`, or an "
+        "entry under a string key, `outs[\"logits\"]`) is "
         "itself one of the joined tensors and is carried to the next iteration: the loop body neither "
         "transforms it back to a fixed size (`x = self.fuse(x)`, `x = x[-k:]`) nor replaces it with a fresh "
         "value (`x = layer(h)`) before the next join; a fresh value in one branch of an `if` whose other branch "
         "joins is the accumulator's first piece (`if first: x = y` / `else: x = torch.cat([x, y])`, also "
         "`x = y if x is None else torch.cat([x, y])`); rows picked by "
-        "an index (`tokens = tokens[beam_ids]` in a beam search) keep the accumulator. "
+        "an index (`tokens = tokens[beam_ids]` in a beam search, also inside the join: `torch.cat([seqs[prev], nxt])`) "
+        "keep the accumulator. "
         "Loops with a small fixed trip count are left alone: "
         "`range` over literals (up to 16 iterations) or over `self.<attribute>` configuration "
-        "(`range(1, self.scales - 1)` in a Res2Net block, `range(1, len(self.strides))` of `self.strides = (8, 16, 32)`), "
+        "(`range(1, self.scales - 1)` in a Res2Net block, `range(1, len(self.strides))` of `self.strides = (8, 16, 32)`; "
+        "not one known to be set larger, `range(self.num_timesteps)` of `__init__(self, timesteps=1000)`), "
         "a literal tuple or list, or the names a module "
         "was configured with, used only as keys (`for layer in self.layers[1:]:` ... `features[layer]`). A loop over a module's "
         "layers is reported (a DenseNet block regrows its features once per layer). Outside a loop, an attribute "
@@ -89,6 +94,14 @@ class TensorGrownInLoop(Rule):
         "and for loops with a small fixed trip count."
     )
     valid = (
+        Valid("""
+            import torch
+
+            def add_angles(preds):
+                for pred in preds:  # one dict per image: each entry grows once
+                    pred["bboxes"] = torch.cat([pred["bboxes"], pred.pop("extra")], dim=-1)
+                return preds
+        """),
         Valid("""
             import torch
             from torch import nn
@@ -317,6 +330,46 @@ class TensorGrownInLoop(Rule):
             import torch
 
             @torch.no_grad()
+            def collect(model, loader, device):
+                outs = {"logits": torch.empty(0, device=device)}
+                for x, _ in loader:
+                    outs["logits"] = torch.cat([outs["logits"], model(x.to(device))])  # expect: TL203
+                return outs
+        """),
+        Invalid("""
+            import torch
+
+            @torch.no_grad()
+            def beam_search(step, seqs, scores, vocab, k, max_len=50):
+                for _ in range(max_len):
+                    logp = step(seqs[:, -1]) + scores.unsqueeze(1)
+                    scores, top = logp.view(-1).topk(k)
+                    prev, nxt = top // vocab, top % vocab
+                    seqs = torch.cat([seqs[prev], nxt.unsqueeze(1)], dim=1)  # expect: TL203
+                return seqs
+        """),
+        Invalid("""
+            import torch
+            from torch import nn
+
+            class Sampler(nn.Module):
+                def __init__(self, model, timesteps=1000):
+                    super().__init__()
+                    self.model = model
+                    self.num_timesteps = int(timesteps)  # a thousand steps, not a few levels
+
+                @torch.no_grad()
+                def sample(self, img):
+                    imgs = img.unsqueeze(0)
+                    for i in reversed(range(self.num_timesteps)):
+                        img = self.model(img, i)
+                        imgs = torch.cat([imgs, img.unsqueeze(0)])  # expect: TL203
+                    return imgs
+        """),
+        Invalid("""
+            import torch
+
+            @torch.no_grad()
             def generate(model, out, steps, eos):
                 for _ in range(steps):
                     logits = model(out)[:, -1]
@@ -454,7 +507,8 @@ class TensorGrownInLoop(Rule):
                 self.report(node, _EVERY_CALL, hot_when=_runs_every_call)  # self.keys = torch.cat([self.keys, k])
             return
         loop = scope.node
-        fresh = isinstance(loop, cst.For) and target in target_names(loop.target)  # the loop rebinds it every step
+        # the loop rebinds it every step (also the object it is an entry or attribute of: `for pred in preds:`)
+        fresh = isinstance(loop, cst.For) and target is not None and re.split(r"[.\[]", target)[0] in target_names(loop.target)
         if target is not None and not fresh and self._in_body(loop) and not _fixed_trip_count(self.ctx, loop):
             if _carried(loop, target, assign):
                 self.report(node)
@@ -501,13 +555,28 @@ def _runs_every_call(scope) -> bool:
 
 
 def _joined_keys(call: cst.Call) -> frozenset:
-    """The dotted names listed as pieces in ``torch.cat([a, self.b, f(c)])``: {"a", "self.b"}."""
+    """The dotted names listed as pieces in ``torch.cat([a, self.b, f(c)])``: {"a", "self.b"};
+    rows picked from one count as it (``torch.cat([seqs[prev], nxt])``: a beam search reorders
+    its sequences and grows them)."""
     pieces = keyword(call, "tensors")
     args = positional(call)
     pieces = pieces.value if pieces is not None else args[0].value if args else None
     if not isinstance(pieces, (cst.List, cst.Tuple)):
         return frozenset()
-    return frozenset(filter(None, (dotted_name(element.value) for element in pieces.elements)))
+    return frozenset(filter(None, (_piece_key(element.value) for element in pieces.elements)))
+
+
+def _piece_key(piece: cst.BaseExpression) -> Optional[str]:
+    if isinstance(piece, cst.Subscript) and (held := dotted_name(piece.value)) is not None and _reorders(piece, held):
+        return held
+    return _key(piece)
+
+
+def _key(node: cst.BaseExpression) -> Optional[str]:
+    """``a``, ``self.b``, or an entry under a string key, ``outs["logits"]`` (a dict of accumulators)."""
+    if isinstance(node, cst.Subscript) and isinstance(entry := string_key(node), str) and (held := dotted_name(node.value)):
+        return f"{held}[{entry!r}]"
+    return dotted_name(node)
 
 
 def _target_keys(assign: cst.Assign) -> Iterator[str]:
@@ -521,14 +590,14 @@ def _keys(target: cst.BaseExpression) -> Iterator[str]:
         for element in target.elements:
             yield from _keys(element.value)
     else:
-        key = dotted_name(target)
+        key = _key(target)
         if key is not None:
             yield key
 
 
 def _mentions(node: cst.CSTNode, key: str) -> bool:
     return any(
-        isinstance(inner, (cst.Name, cst.Attribute)) and dotted_name(inner) == key for inner in descendants(node)
+        isinstance(inner, (cst.Name, cst.Attribute, cst.Subscript)) and _key(inner) == key for inner in descendants(node)
     )
 
 
@@ -635,4 +704,26 @@ def _fixed_bound(ctx, node: cst.BaseExpression) -> bool:
         return held.startswith("self.") and held.count(".") == 1 and isinstance(
             ctx.attribute_value(held[len("self."):]), (cst.Tuple, cst.List)
         )
-    return isinstance(literal_value(node), int) or (dotted_name(node) or "").startswith("self.")
+    held = dotted_name(node) or ""
+    if held.startswith("self.") and held.count(".") == 1:
+        number = _configured_number(ctx, held[len("self."):])
+        return number is None or number <= _SMALL_TRIP_COUNT  # not `self.num_timesteps` of `timesteps=1000`
+    return isinstance(literal_value(node), int) or held.startswith("self.")
+
+
+def _configured_number(ctx, attribute: str) -> Optional[int]:
+    """The number ``self.<attribute>`` is set to when known: a literal, or the literal default of
+    the ``__init__`` parameter it is set from (``self.num_timesteps = int(timesteps)`` of ``timesteps=1000``)."""
+    value = ctx.attribute_value(attribute)
+    if isinstance(value, cst.Call) and is_name(value.func, "int") and len(value.args) == 1:
+        value = value.args[0].value
+    number = literal_value(value) if value is not None else None
+    if isinstance(number, int):
+        return number
+    cls = ctx.scope.enclosing_class
+    init = method_def(cls.node, "__init__") if cls is not None and isinstance(cls.node, cst.ClassDef) else None
+    if init is None or not isinstance(value, cst.Name):
+        return None
+    default = next((param.default for param in init.params.params if param.name.value == value.value), None)
+    number = literal_value(default) if default is not None else None
+    return number if isinstance(number, int) else None
