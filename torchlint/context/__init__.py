@@ -97,7 +97,8 @@ class FileContext:
         self._module_functions: Optional[Dict[str, cst.FunctionDef]] = None  # by name, for function_here
         self._attribute_kinds: Dict[Scope, Dict[str, Optional[str]]] = {}
         self._facts: Dict[Scope, FunctionFacts] = {}
-        self._reached: Dict[int, FunctionFacts] = {}  # id of a bound value -> the facts of the code it reaches
+        # (id of a bound value, the name) -> the facts of the code that binding reaches
+        self._reached: Dict[Tuple[int, str], FunctionFacts] = {}
         self._mappings: Dict[Scope, FrozenSet[str]] = {}  # parameters annotated `Dict[str, Tensor]`
         self._terminating: Set[int] = set()
         self._entered_loops: Set[int] = set()  # ids of `if` statements every branch of which terminates
@@ -899,10 +900,11 @@ class FileContext:
             return False
         if bound_to is None or name not in facts.rebound:
             return True
-        reached = self._reached.get(id(bound_to))
+        key = (id(bound_to), name)  # `a = b = value` binds two names, which may be rebound at different lines
+        reached = self._reached.get(key)
         if reached is None:
             code = reaching_code((function or self.scope.function).node, bound_to, name)
-            reached = self._reached[id(bound_to)] = facts if code is None else FunctionFacts.of_code(code, self.qualname)
+            reached = self._reached[key] = facts if code is None else FunctionFacts.of_code(code, self.qualname)
         return _torch_only_use(reached, name)
 
     def _tensor_mappings(self) -> FrozenSet[str]:

@@ -210,12 +210,12 @@ def reaching_code(function: cst.CSTNode, value: cst.BaseExpression, name: str) -
     path = _path_to(statements, value) if isinstance(statements, Sequence) else None
     if path is None:
         return None
-    loops = [depth for depth, (statements, index) in enumerate(path[:-1]) if type(statements[index]) in (cst.For, cst.While)]
+    loops = [depth for depth, (block, at) in enumerate(path[:-1]) if type(block[at]) in (cst.For, cst.While)]
     code: List[cst.CSTNode] = []
-    if loops:
+    if loops:  # the outermost loop runs again from its start: all of it is reached
         path = path[: loops[0] + 1]
-        statements, index = path[-1]
-        code.append(statements[index])
+        block, at = path[-1]
+        code.append(block[at])
     for statements, index in reversed(path):
         for statement in statements[index + 1:]:
             rebinding = _rebinding(statement, name)
@@ -231,22 +231,29 @@ def _same_thing(value: cst.BaseExpression, name: str) -> bool:
     return _chain_root(value, lambda call: True, attributes=True) == name
 
 
-def _path_to(statements: Sequence[cst.CSTNode], value: cst.BaseExpression) -> Optional[List[Tuple[Sequence[cst.CSTNode], int]]]:
+_Path = List[Tuple[Sequence[cst.CSTNode], int]]
+
+
+def _path_to(statements: Sequence[cst.CSTNode], value: cst.BaseExpression) -> Optional[_Path]:
     """The blocks, outermost first, down to the line ``... = value``, each with the index of the
     statement that holds it."""
     for index, statement in enumerate(statements):
         if type(statement) is cst.SimpleStatementLine:
-            if any(type(small) is cst.Assign and small.value is value for small in statement.body):
+            if _assigns(statement, value):
                 return [(statements, index)]
         elif type(statement) not in (cst.FunctionDef, cst.ClassDef):
             for block in _blocks(statement):
-                if type(block) is cst.SimpleStatementSuite:
-                    inner = [(block.body, 0)] if any(type(small) is cst.Assign and small.value is value for small in block.body) else None
+                if type(block) is cst.SimpleStatementSuite:  # `if flag: x = y` on one line
+                    inner = [(block.body, 0)] if _assigns(block, value) else None
                 else:
                     inner = _path_to(block.body, value)
                 if inner is not None:
                     return [(statements, index), *inner]
     return None
+
+
+def _assigns(line: cst.CSTNode, value: cst.BaseExpression) -> bool:
+    return any(type(small) is cst.Assign and small.value is value for small in line.body)
 
 
 def _blocks(statement: cst.CSTNode) -> Iterator[cst.BaseSuite]:
