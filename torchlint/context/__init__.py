@@ -945,7 +945,8 @@ class FileContext:
         """An argument's kind for call sites, as bound now; for a name bound to something
         unknown, what its function shows, asked only if some rule needs it (after the walk)."""
         kind = self._bound_kinds.kind(value)
-        if kind is not None or not isinstance(value, cst.Name) or self._holder(value.value) is not self._here:
+        if kind is not None or not isinstance(value, cst.Name) or self._holder(value.value) is not self._here \
+                or value.value not in self._text_facts.tensor_candidates:  # no evidence to look for
             return lambda: kind
         function, name = self.scope.function, value.value
         bound_to = self._here.latest(name)

@@ -1090,14 +1090,11 @@ class FactoryWithoutDevice(Rule):
         """Does ``node`` pick items of a host tensor with host indices: ones no tensor takes part
         in (``t[:k]``), or, of a factory's result itself, ones copied to the host
         (``torch.eye(n)[labels.cpu()]``; a table kept on the host, ``self.u[ids.cpu()]``, is so by design)?"""
-        if isinstance(node.value, cst.Call):
-            return not any(
-                self.ctx.tensor_kind(element.slice.value) == TENSOR for element in node.slice if isinstance(element.slice, cst.Index)
-            )
-        return not any(
-            self.ctx.tensor_kind(index) == TENSOR
-            for element in node.slice for index in descendants(element) if isinstance(index, cst.BaseExpression)
-        )
+        if isinstance(node.value, cst.Call):  # the indices themselves: `labels.cpu()` is on the host
+            indices = (element.slice.value for element in node.slice if isinstance(element.slice, cst.Index))
+        else:  # no tensor anywhere in them
+            indices = (index for element in node.slice for index in descendants(element) if isinstance(index, cst.BaseExpression))
+        return not any(self.ctx.tensor_kind(index) == TENSOR for index in indices)
 
     def _cast(self, node: cst.BaseExpression) -> bool:
         """``t.type(torch.bool)``, ``t.to(torch.float)``, ``t.type(x.dtype)``: a cast, not a move

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Iterator, Optional
 
 import libcst as cst
@@ -500,7 +499,8 @@ class TensorGrownInLoop(Rule):
         if not (isinstance(assign, cst.Assign) and assign.value is value and scope.kind in ("loop", "function")):
             return
         joined = _joined_keys(node)
-        target = next((key for key in _target_keys(assign) if key in joined), None)
+        target_node = next((target for target in _targets(assign) if _key(target) in joined), None)
+        target = _key(target_node) if target_node is not None else None
         if scope.kind == "function":
             if target is not None and target.startswith("self.") and scope.name != "__init__" \
                     and not self._when_full() and not _trimmed(scope.node, target):
@@ -508,7 +508,7 @@ class TensorGrownInLoop(Rule):
             return
         loop = scope.node
         # the loop rebinds it every step (also the object it is an entry or attribute of: `for pred in preds:`)
-        fresh = isinstance(loop, cst.For) and target is not None and re.split(r"[.\[]", target)[0] in target_names(loop.target)
+        fresh = isinstance(loop, cst.For) and target_node is not None and _root(target_node) in target_names(loop.target)
         if target is not None and not fresh and self._in_body(loop) and not _fixed_trip_count(self.ctx, loop):
             if _carried(loop, target, assign):
                 self.report(node)
@@ -579,20 +579,34 @@ def _key(node: cst.BaseExpression) -> Optional[str]:
     return dotted_name(node)
 
 
+def _root(node: cst.BaseExpression) -> Optional[str]:
+    """The name a dotted name or entry hangs from: ``pred`` of ``pred["boxes"]``, ``self`` of ``self.b``."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
 def _target_keys(assign: cst.Assign) -> Iterator[str]:
     """The dotted names an assignment rebinds (``a``, ``self.b``; in tuples too)."""
+    return filter(None, map(_key, _targets(assign)))
+
+
+def _targets(assign: cst.Assign) -> Iterator[cst.BaseExpression]:
+    """The single targets of an assignment, tuples and lists unpacked."""
     for target in assign.targets:
-        yield from _keys(target.target)
+        yield from _unpacked(target.target)
+
+
+def _unpacked(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _unpacked(element.value)
+    else:
+        yield target
 
 
 def _keys(target: cst.BaseExpression) -> Iterator[str]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _keys(element.value)
-    else:
-        key = _key(target)
-        if key is not None:
-            yield key
+    return filter(None, map(_key, _unpacked(target)))
 
 
 def _mentions(node: cst.CSTNode, key: str) -> bool:

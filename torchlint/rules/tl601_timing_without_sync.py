@@ -44,10 +44,9 @@ _STOPWATCH_METHODS = frozenset(
 )
 
 
-# Calls that wait for the device (or may: a helper named so), after which a timestamp is honest.
-_WAITING_METHODS = HOST_READ_METHODS | frozenset(
-    "synchronize elapsed_time wait block_until_ready barrier wait_stream".split()
-)
+# Calls that wait for the device (or may: a helper named so), after which a timestamp is honest;
+# besides the host reads (`host_read`).
+_WAITING_METHODS = frozenset("synchronize elapsed_time wait block_until_ready barrier wait_stream".split())
 # `print`, and torch calls that hand back host values: a saved tensor is copied to the host, a
 # comparison of whole tensors returns a Python bool.
 _WAITING_BUILTINS = HOST_READ_BUILTINS | frozenset({"builtins.print", "torch.save", "torch.allclose", "torch.equal"})
