@@ -62,6 +62,7 @@ class Scope:
     bases: Tuple[str, ...] = ()  # class scopes: the dotted names of the bases
     cold: bool = False  # evaluation over a dataset: never hot, whatever calls it
     steps: bool = False  # a function that takes an optimisation step (`.backward()` outside loops)
+    repeated: bool = False  # hot code calls it per element (`for p in group["params"]: self._project(p)`)
     held: Dict[str, List[str]] = field(default_factory=dict)  # class scopes: attribute -> names stored in it
     held_imported: Dict[str, List[str]] = field(default_factory=dict)  # attribute -> classes of other modules
     held_objects: Set[str] = field(default_factory=set)  # attributes holding an object the class built
@@ -105,11 +106,14 @@ class Scope:
     def repeats_within_hot(self) -> bool:
         """Is this inside a loop nested in the hot scope, so it runs many times per step? (A loop
         over a dict's entries, ``for name, value in losses.items():``, runs once per key: a few
-        named values, not the elements of the data.)"""
+        named values, not the elements of the data; one over an optimizer's ``param_groups``, once
+        per group, a few.) All of a helper hot code calls so repeats."""
         source = self.hot_source()
+        if source is not None and source.repeated:
+            return True
         scope: Optional[Scope] = self
         while scope is not None and scope is not source:
-            if scope.kind == "loop" and not (isinstance(scope.node, cst.For) and walks_entries(scope.node.iter)):
+            if scope.kind == "loop" and not (isinstance(scope.node, cst.For) and _walks_few(scope.node.iter)):
                 return True
             scope = scope.parent
         return False
@@ -121,6 +125,13 @@ def walks_entries(iterable: cst.BaseExpression) -> bool:
         isinstance(iterable, cst.Call) and not iterable.args and isinstance(iterable.func, cst.Attribute)
         and iterable.func.attr.value in ("items", "values", "keys")
     )
+
+
+def _walks_few(iterable: cst.BaseExpression) -> bool:
+    """A dict's entries, or an optimizer's parameter groups (``enumerate(self.param_groups)``)."""
+    if isinstance(iterable, cst.Call) and is_name(iterable.func, "enumerate") and iterable.args:
+        iterable = iterable.args[0].value
+    return walks_entries(iterable) or isinstance(iterable, cst.Attribute) and iterable.attr.value == "param_groups"
 
 
 def in_loop(scope: Optional[Scope]) -> bool:
@@ -219,7 +230,9 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope], evaluation: Callabl
     """Settle hot paths for the whole file: functions that take an optimisation step and are
     called from a loop, then (until nothing changes) functions called from hot code. A class
     constructed in hot code makes its ``__init__`` hot, not its other methods. An ``evaluation``
-    that step code calls (``if step % 1000 == 0: evaluate(model, val_loader)``) stays cold."""
+    that step code calls (``if step % 1000 == 0: evaluate(model, val_loader)``) stays cold. A
+    helper called where hot code repeats (a loop in it, or a repeated helper) is repeated, unless it
+    takes a step itself: then the loop calling it is the training loop."""
     called_in_loops = {name for scope in scopes if scope.kind == "loop" for name in scope.called}
     for scope in scopes:
         owner = scope.parent.name if scope.parent is not None and scope.parent.kind == "class" else "self"
@@ -235,6 +248,7 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope], evaluation: Callabl
             if scope.hot_path() is None:
                 continue
             kind = scope.hot_kind_of()
+            repeats = scope.repeats_within_hot()
             for name in scope.called:
                 target = callee(scope, module_scope, name)
                 targets = [target] if target is not None else _held_functions(scope, module_scope, name)
@@ -245,6 +259,8 @@ def settle_helpers(module_scope: Scope, scopes: List[Scope], evaluation: Callabl
                         target.hot_reason = f"{target.name} (called from {scope.hot_path()})"
                         target.hot_kind = kind
                         changed = True
+                    if repeats and target.hot_reason is not None and not target.repeated and not target.steps:
+                        target.repeated = changed = True
 
 
 def _held_functions(caller: Scope, module_scope: Scope, name: str) -> List[Scope]:

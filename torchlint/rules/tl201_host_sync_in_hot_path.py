@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional, Tuple
+from typing import Callable, Iterable, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -73,14 +73,17 @@ class HostSyncInHotPath(Rule):
         "modules (and their helpers, also methods they hand on to be called: "
         "`multi_apply(self._targets_single, ...)`) every one is reported, also `.item()` and `if x.any():` / "
         "`x.all()`, or `x.sum() == 0`, on a value whose kind the file cannot tell (there they are a "
-        "tensor's). In step code (`training_step` and its "
+        "tensor's; elsewhere, where it is computed from parameters that the function's callers pass "
+        "tensors for: `if cosine_sim.max() < delta:` of `cosine_sim = self._cosine(grad, p.data)`). In step code (`training_step` and its "
         "family, training-loop bodies, a callback's per-batch hooks such as `on_train_batch_end`, an optimizer's `step`) only "
         "those that run once per element are reported: inside "
         "a loop or comprehension nested in the step (also a `for task in range(meta_batch_size)` loop that "
         "back-propagates each task and leaves the optimizer step to the loop around it; not in what such a loop walks, read once before it "
         "runs: `for p, t in zip(logits.argmax(1).tolist(), y.tolist()):`; nor in a loop or "
         "comprehension over a dict's entries, `for name, value in losses.items():`, a few named "
-        "values). A single `loss.item()` per step for logging, a "
+        "values, or over an optimizer's `param_groups`), and in the helpers such a loop calls "
+        "(`_matrix_power(precond)` per parameter of an optimizer step; not a helper that takes the "
+        "step itself: the loop calling it is the training loop). A single `loss.item()` per step for logging, a "
         "running total or a progress bar is accepted: it costs one sync per step, the price of "
         "looking at the loss, and flagging it would bury the per-element syncs that cost thousands."
     )
@@ -159,6 +162,63 @@ class HostSyncInHotPath(Rule):
                                 state["scale"] = p.grad.norm().item() ** 2
                             state["step"] += 1
                             p.data.add_(state["avg_grad"], alpha=-group["lr"] / state["scale"])
+        """),
+        Valid("""
+            import torch
+
+            def report(step, loss):
+                print(step, loss.cpu())  # once per step: step code may log
+
+            def train(model, loader, optimizer):
+                for step, (x, y) in enumerate(loader):
+                    loss = model(x, y)
+                    loss.backward()
+                    optimizer.step()
+                    report(step, loss)
+        """),
+        Valid("""
+            import numpy as np
+            import torch
+
+            def clipped(values, limit):
+                if values.max() > limit:  # its callers pass numpy arrays
+                    values = values.clip(0, limit)
+                return values
+
+            def train(model, loader, optimizer, histories):
+                for x, y in loader:
+                    model(x, y).backward()
+                    optimizer.step()
+                    for history in histories:
+                        history.append(clipped(np.asarray(history[-10:]), 10.0))
+        """),
+        Valid("""
+            import torch
+
+            def _multi_tensor_adan(grads, clip_global_grad_norm):
+                torch._foreach_mul_(grads, clip_global_grad_norm.item())  # once per group
+
+            class Adan(torch.optim.Optimizer):
+                def step(self):
+                    for group in self.param_groups:  # a few groups, not the parameters
+                        grads = [p.grad for p in group["params"]]
+                        _multi_tensor_adan(grads, torch.norm(torch.stack([g.norm() for g in grads])))
+        """),
+        Valid("""
+            import torch
+
+            class Model:
+                def _fit_batch(self, x, y):
+                    loss = self.loss_function(self.network(x), y)
+                    loss.backward()
+                    self.optimizer.step()
+                    return float(loss.detach())  # once per step, for the log
+
+                def fit(self, epochs):
+                    for batches in epochs:
+                        for x, y in batches:  # the training loop: the helper takes the steps
+                            self.loss = self._fit_batch(x, y)
+                        self.optimizer.step()  # and the epoch ends with one more
         """),
         Valid("""
             import torch
@@ -816,6 +876,40 @@ class HostSyncInHotPath(Rule):
         Invalid("""
             import torch
 
+            class SGDP(torch.optim.Optimizer):
+                @staticmethod
+                def _cosine_similarity(x, y, eps):
+                    return (x * y).sum(dim=1).abs() / (x.norm(dim=1) * y.norm(dim=1) + eps)
+
+                def _projection(self, p, grad, delta, eps):
+                    cosine_sim = self._cosine_similarity(grad, p.data, eps)
+                    if cosine_sim.max() < delta:  # expect: TL201
+                        grad -= p.data * (p.data * grad).sum()
+                    return grad
+
+                def step(self, closure=None):
+                    for group in self.param_groups:
+                        for p in group["params"]:  # once per parameter
+                            grad = p.grad.data
+                            p.data.add_(self._projection(p, grad, 0.1, 1e-8), alpha=-group["lr"])
+        """),
+        Invalid("""
+            import torch
+
+            def _matrix_power(matrix: torch.Tensor, power: float) -> torch.Tensor:
+                u, s, v = torch.svd(matrix.cpu())  # expect: TL201
+                return (u @ s.pow_(power).diag() @ v.t()).to(matrix.device)
+
+            class Shampoo(torch.optim.Optimizer):
+                def step(self, closure=None):
+                    for group in self.param_groups:
+                        for p in group["params"]:  # the helper runs once per parameter
+                            precond = self.state[p]["precond"]
+                            p.data.sub_(_matrix_power(precond, -0.5) @ p.grad)
+        """),
+        Invalid("""
+            import torch
+
             class DAdaptAdam(torch.optim.Optimizer):
                 def step(self, closure=None):  # once per training step
                     g_sq = 0.0
@@ -1350,8 +1444,20 @@ class HostSyncInHotPath(Rule):
             if self.ctx.surely_tensor(operand):
                 self._flag(operand, "a truth test on a tensor")
             elif self._unknown_reduction(operand):
-                # `if out["padding_mask"].any():` in model code (forward, a loss) tests a tensor
-                self._flag(operand, "a truth test on a tensor", model_code_only=True)
+                # `if out["padding_mask"].any():` in model code (forward, a loss) tests a tensor; in a
+                # helper, what it reduces may come from parameters its callers pass tensors for
+                self._flag(operand, "a truth test on a tensor", model_code_only=True,
+                           elsewhere=self._computed_from_passed_tensors(operand))
+
+    def _computed_from_passed_tensors(self, node: cst.BaseExpression) -> Optional[Callable[[], bool]]:
+        """For ``cosine_sim.max() < delta`` computed from parameters of the current function
+        (``cosine_sim = self._cosine(grad, p.data)``): a test, for once the file is walked, that
+        the callers pass a tensor for one of them."""
+        function = self.ctx.scope.function
+        names = _parameters_behind(self.ctx, node, function)
+        if not names:
+            return None
+        return lambda: any(self.ctx.parameter_kind(function, name) == TENSOR for name in names)
 
     def _unknown_reduction(self, node: cst.BaseExpression, reductions: Tuple[str, ...] = ("any", "all")) -> bool:
         """``x.any()`` / ``x.all()`` of a value whose kind the inference cannot tell (nor the
@@ -1557,8 +1663,11 @@ class HostSyncInHotPath(Rule):
 
     def _flag(
         self, node: cst.CSTNode, what: str, tensor_passed: Optional[Callable[[], bool]] = None,
-        model_code_only: bool = False,
+        model_code_only: bool = False, elsewhere: Optional[Callable[[], bool]] = None,
     ) -> None:
+        """Report a sync where it counts: in model code, and in step code where it repeats per
+        element; with ``model_code_only``, in model code alone, or also where ``elsewhere``
+        holds (the value tested is computed from tensors the callers pass)."""
         if (
             self.ctx.in_rare_path() or self.ctx.in_definition() or self.ctx.in_off_gpu_branch() or self.ctx.in_validation_statistics()
             or self._after_a_sync() or self._for_export(node)
@@ -1566,7 +1675,12 @@ class HostSyncInHotPath(Rule):
             return
         message = f"host-device sync in a hot path: {what} waits for every queued GPU kernel; keep it on the device"
         if model_code_only:
-            keep = lambda scope: in_model_code(scope) and (tensor_passed is None or tensor_passed())  # noqa: E731
+            per_element = _per_call_or_per_element(self._in_comprehension_over_elements(), elsewhere)
+
+            def keep(scope: Scope) -> bool:
+                if in_model_code(scope):
+                    return tensor_passed is None or tensor_passed()
+                return elsewhere is not None and per_element(scope)
         elif self._walked_iterable(node):  # `for p in logits.tolist():` reads once, before the loop
             per_run = _per_call_or_per_element(False, tensor_passed)
             keep = lambda scope: per_run(scope.parent if scope.kind == "loop" and scope.parent else scope)  # noqa: E731
@@ -1630,3 +1744,33 @@ def _truth_operands(test: cst.BaseExpression) -> Iterable[cst.BaseExpression]:
             yield from _truth_operands(test.right)  # not `x.is_cpu and t.any()`: that runs off the GPU only
     else:
         yield test
+
+
+def _parameters_behind(ctx, node: Optional[cst.BaseExpression], function: Scope, depth: int = 0) -> Set[str]:
+    """The parameters of ``function`` that ``node`` is computed from, through its names, views,
+    methods, arithmetic and the calls of helpers given them (``self._cosine(grad, p.data)``)."""
+    while node is not None and depth < 4:
+        if isinstance(node, cst.Comparison):
+            return set().union(*(_parameters_behind(ctx, side, function, depth + 1) for side in _sides(node)))
+        if isinstance(node, cst.BinaryOperation):
+            return _parameters_behind(ctx, node.left, function, depth + 1) | _parameters_behind(
+                ctx, node.right, function, depth + 1
+            )
+        if isinstance(node, cst.Call) and (isinstance(node.func, cst.Name) or is_name(getattr(node.func, "value", None), "self")):
+            return set().union(*(_parameters_behind(ctx, arg.value, function, depth + 1) for arg in node.args))
+        if isinstance(node, cst.Name):
+            value = ctx.value_of(node.value)
+            if value is None:
+                return {node.value} if node.value != "self" and is_parameter(function, node.value) else set()
+            node, depth = value, depth + 1
+        elif isinstance(node, (cst.Subscript, cst.Attribute)):
+            node = node.value
+        elif method_call(node) is not None:
+            node = node.func.value
+        else:
+            break
+    return set()
+
+
+def _sides(comparison: cst.Comparison) -> Iterable[cst.BaseExpression]:
+    return (comparison.left, *(target.comparator for target in comparison.comparisons))
