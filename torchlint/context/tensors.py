@@ -45,7 +45,7 @@ _NON_TENSOR_PREFIXES = (
 )
 _TENSOR_PREFIXES = ("torch.nn.functional.",)
 # Libraries of host arrays and numbers: what their functions return is no tensor.
-_HOST_LIBRARIES = frozenset("numpy scipy sklearn cv2 PIL skimage pandas onnxruntime librosa".split())
+_HOST_LIBRARIES = frozenset("numpy scipy sklearn cv2 PIL skimage pandas onnxruntime librosa soundfile".split())
 _NUMBER_LIBRARIES = frozenset({"math", "random"})
 _MODULE_PACKAGES = frozenset({"torch.nn", "torch.nn.modules"})
 _NN_TENSOR_CLASSES = frozenset({"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"})

@@ -9,9 +9,11 @@ import libcst as cst
 
 from torchlint.context.arrays import PERMUTED, arriving_layout, contiguous_fix, offer_returned_layouts
 from torchlint.context.calls import arguments_by_parameter, parameter_position
+from torchlint.context.dataflow import MAX_TRAIL
 from torchlint.context.scopes import Scope
+from torchlint.context.tensors import NOT
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name, has_star_args, method_call, positional
+from torchlint.syntax import assigned_name, dotted_name, has_star_args, method_call, positional
 from torchlint.walker import descendants
 
 # Tensor methods after `from_numpy` that keep the strides (views and casts).
@@ -19,6 +21,11 @@ _KEEPS_STRIDES = frozenset(
     "float double half bfloat16 long int short bool byte to cuda unsqueeze squeeze view detach requires_grad_ "
     "type type_as clone div mul add sub true_divide pow neg abs sqrt exp log clamp sigmoid tanh "
     "div_ mul_ add_ sub_ clamp_".split()  # element-wise methods give their result the input's strides
+)
+# Constructors that take an array like `from_numpy` and keep its strides, also where they copy
+# (measured: `torch.tensor(a.T, dtype=torch.float)` is not contiguous); they take tensors too.
+_CONVERTERS = frozenset({"torch.as_tensor", "torch.asarray", "torch.tensor"}) | frozenset(
+    f"torch.{kind}Tensor" for kind in ("", "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool")
 )
 # Joins whose result is a fresh contiguous tensor (DataLoader's default collate stacks too).
 _JOINS = frozenset({"torch.stack", "torch.cat", "torch.concat", "torch.concatenate"})
@@ -60,9 +67,15 @@ class TransposedArrayFromNumpy(Rule):
         "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`, "
         "also after casts and element-wise methods, which keep the strides: `.float().div(255)."
         "contiguous()`), given a layout on purpose (`.to(device, memory_format=torch.channels_last)`) "
-        "or joined into a new tensor (`torch.stack([...])`). A reversed array (`img[:, :, ::-1]`) "
+        "or joined into a new tensor (`torch.stack([...])`), nor when it is copied into another "
+        "(`conv.weight.data.copy_(torch.from_numpy(w.T))`: the copy takes the destination's layout). A reversed array (`img[:, :, ::-1]`) "
         "is TL301's: `from_numpy` rejects it. Nor in the code a test module runs once (its module "
-        "level, `test_*` functions and their set-up)."
+        "level, `test_*` functions and their set-up). The constructors that take an array the same "
+        "way (`torch.as_tensor`, `torch.asarray`) or copy it keeping its strides (`torch.tensor(a.T)` "
+        "and the typed `torch.FloatTensor(a)` family: measured, the copy is not contiguous) are "
+        "reported too where what they are given is a numpy array, not a tensor: it comes from a numpy "
+        "function, `astype`, a transpose of more than two axes (a tensor's takes two), or a library "
+        "that returns arrays (`audio, sr = soundfile.read(path)`)."
     )
     why = (
         "`torch.from_numpy` shares the array's memory and keeps its strides, so a transposed view "
@@ -106,6 +119,21 @@ class TransposedArrayFromNumpy(Rule):
         "array (or the other way round) sees a change."
     )
     valid = (
+        Valid("""
+            import numpy
+            import torch
+
+            def load_weights(conv, linear, fin):
+                conv.weight.data.copy_(torch.FloatTensor(numpy.transpose(fin["W_cnn"][...], axes=(2, 1, 0))))
+                linear.weight.data.copy_(torch.from_numpy(fin["W_proj"][...].T).float())  # into their own layout
+        """),
+        Valid("""
+            import torch
+
+            def heads(x: torch.Tensor, q):
+                k = torch.as_tensor(x.transpose(1, 2))  # a tensor's transpose: no numpy array
+                return k, torch.tensor(q.T), torch.tensor([[1, 2], [3, 4]]).T
+        """),
         Valid("""
             import numpy as np
             import torch
@@ -492,6 +520,27 @@ class TransposedArrayFromNumpy(Rule):
                 return torch.from_numpy(np.ascontiguousarray(img)).float()
         """),
         Invalid("""
+            import numpy as np
+            import soundfile as sf
+            import torch
+
+            def load(image_path, audio_path):
+                img = np.load(image_path)
+                image = torch.as_tensor(img.transpose(2, 0, 1), dtype=torch.float32)  # expect: TL302
+                audio, rate = sf.read(audio_path, always_2d=True)
+                return image, torch.tensor(audio.T, dtype=torch.float)  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import soundfile as sf
+            import torch
+
+            def load(image_path, audio_path):
+                img = np.load(image_path)
+                image = torch.as_tensor(np.ascontiguousarray(img.transpose(2, 0, 1)), dtype=torch.float32)
+                audio, rate = sf.read(audio_path, always_2d=True)
+                return image, torch.tensor(np.ascontiguousarray(audio.T), dtype=torch.float)
+        """),
+        Invalid("""
             import numpy as onp
             import torch
             weight = torch.from_numpy(onp.moveaxis(w, -1, 0))  # expect: TL302
@@ -541,16 +590,17 @@ class TransposedArrayFromNumpy(Rule):
         name = self.ctx.qualname(node.func)
         if name in _JOINS and self._stored:
             self._copied_by_join(node)
-        if name != "torch.from_numpy":
+        converter = name in _CONVERTERS
+        if name != "torch.from_numpy" and not converter:
             self._note_arguments(node)
             return
         if has_star_args(node) or self.ctx.in_test_case():
             return
         args = positional(node)
-        if len(args) != 1 or self._made_contiguous(node):
+        if len(args) != 1 or converter and not self._array(args[0].value) or self._made_contiguous(node):
             return
         layout = arriving_layout(self.ctx, args[0].value)
-        if layout.kind != PERMUTED and layout.parameter is None:
+        if layout.kind != PERMUTED and (layout.parameter is None or converter):
             return
         waits_on = None if layout.kind == PERMUTED else self._parameter_key(layout.parameter)
         fix = contiguous_fix(self.ctx, args[0].value)
@@ -609,9 +659,39 @@ class TransposedArrayFromNumpy(Rule):
         asked = [f"{key}#{waits_on[1]}{_PERMUTED}"] + ([f"{key}#{position}{_PERMUTED}"] if position is not None else [])
         return any([self.ctx.need(name) == "yes" for name in asked])  # ask for both keys
 
+    def _array(self, node: cst.BaseExpression) -> bool:
+        """Is what a constructor that also takes tensors is given a numpy array: on its way back a
+        numpy function's result, a transpose of other than two axes (a tensor's takes two),
+        ``astype``, or what the file knows is no tensor (``audio, sr = sf.read(path)``)?"""
+        assigned: Optional[cst.BaseExpression] = None
+        for _ in range(MAX_TRAIL):
+            if self.ctx.tensor_kind(node) == NOT:
+                return True
+            if isinstance(node, cst.Name):
+                name = node.value
+                node = assigned = self.ctx.value_of(name, assigned) or self.ctx.unpacked_from(name)
+            elif isinstance(node, (cst.Subscript, cst.Attribute)):
+                node = node.value
+            elif isinstance(node, cst.BinaryOperation):
+                node = node.left
+            elif isinstance(node, cst.Call):
+                method = method_call(node)
+                if (self.ctx.qualname(node.func) or "").startswith("numpy.") or method is not None and (
+                    method.attr.value == "astype" or method.attr.value == "transpose" and len(node.args) != 2
+                ):
+                    return True
+                if method is None:
+                    return False
+                node = method.value
+            else:
+                return False
+        return False
+
     def _report(self, call: cst.Call, fix: tuple, waits_on: Optional[Tuple[int, str]]) -> None:
         if waits_on is None:
-            self.report(call, replacements=fix)
+            converter = dotted_name(call.func)
+            message = self.message.replace("torch.from_numpy", converter) if converter != "torch.from_numpy" else None
+            self.report(call, message, replacements=fix)
         else:
             self._waiting.append((waits_on, call, fix))
 
@@ -686,7 +766,7 @@ class TransposedArrayFromNumpy(Rule):
                 return False
             current, index = method, index - 2
         holder = ancestors[index] if index >= 0 else None
-        if self._joined(current, index):
+        if self._joined(current, index) or _copied_into(holder, ancestors[index - 1] if index >= 1 else None):
             return True
         stored = assigned_name(holder, current)
         return stored is not None and self.ctx.uses_member(stored, _KEEPS_STRIDES | {"contiguous"}) and any(
@@ -701,6 +781,13 @@ class TransposedArrayFromNumpy(Rule):
             if isinstance(node, cst.Call):
                 return (self.ctx.qualname(node.func) or "") in _JOINS
         return False
+
+
+def _copied_into(holder: Optional[cst.CSTNode], call: Optional[cst.CSTNode]) -> bool:
+    """Is the tensor (whose parent is ``holder``) the source of ``dst.copy_(tensor)``? The copy
+    takes the destination's layout (weights loaded into a module's parameters)."""
+    return isinstance(holder, cst.Arg) and isinstance(call, cst.Call) and method_call(call, "copy_") is not None \
+        and call.args[0] is holder
 
 
 def _chooses_layout(call: cst.Call) -> bool:
