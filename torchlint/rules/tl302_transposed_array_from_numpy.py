@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Callable, Dict, List, Optional, Set, Tuple, Union
 
 import libcst as cst
 
@@ -13,7 +14,7 @@ from torchlint.context.dataflow import MAX_TRAIL
 from torchlint.context.scopes import Scope
 from torchlint.context.tensors import NOT
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import assigned_name, dotted_name, has_star_args, method_call, positional
+from torchlint.syntax import assigned_name, dotted_name, has_star_args, is_name, method_call, positional
 from torchlint.walker import descendants
 
 # Tensor methods after `from_numpy` that keep the strides (views and casts).
@@ -67,7 +68,8 @@ class TransposedArrayFromNumpy(Rule):
         "contiguous right after (`torch.from_numpy(a).contiguous()`, a later `t = t.contiguous()`, "
         "also after casts and element-wise methods, which keep the strides: `.float().div(255)."
         "contiguous()`), given a layout on purpose (`.to(device, memory_format=torch.channels_last)`) "
-        "or joined into a new tensor (`torch.stack([...])`), nor when it is copied into another "
+        "or joined into a new tensor (`torch.stack([...])`; also by every caller of the function that "
+        "returns it: `transformed.append(self.resample(channel))` ... `torch.stack(transformed)`), nor when it is copied into another "
         "(`conv.weight.data.copy_(torch.from_numpy(w.T))`: the copy takes the destination's layout). A reversed array (`img[:, :, ::-1]`) "
         "is TL301's: `from_numpy` rejects it. Nor in the code a test module runs once (its module "
         "level, `test_*` functions and their set-up). The constructors that take an array the same "
@@ -126,6 +128,22 @@ class TransposedArrayFromNumpy(Rule):
             def load_weights(conv, linear, fin):
                 conv.weight.data.copy_(torch.FloatTensor(numpy.transpose(fin["W_cnn"][...], axes=(2, 1, 0))))
                 linear.weight.data.copy_(torch.from_numpy(fin["W_proj"][...].T).float())  # into their own layout
+        """),
+        Valid("""
+            import numpy as np
+            import torch
+
+            class RandomAffine:
+                def apply(self, image):
+                    transformed = []
+                    for channel in image:
+                        tensor = self.resample(channel)
+                        transformed.append(tensor)
+                    return torch.stack(transformed)  # every caller joins what resample returns
+
+                def resample(self, channel):
+                    array = np.asarray(channel).transpose()
+                    return torch.as_tensor(array)
         """),
         Valid("""
             import torch
@@ -521,6 +539,35 @@ class TransposedArrayFromNumpy(Rule):
         """),
         Invalid("""
             import numpy as np
+            import torch
+
+            class RandomAffine:
+                def apply(self, image):
+                    return torch.stack([self.resample(channel) for channel in image])
+
+                def preview(self, channel):
+                    return self.resample(channel).unsqueeze(0)  # this caller keeps the layout
+
+                def resample(self, channel):
+                    array = np.asarray(channel).transpose()
+                    return torch.as_tensor(array)  # expect: TL302
+        """, fixed="""
+            import numpy as np
+            import torch
+
+            class RandomAffine:
+                def apply(self, image):
+                    return torch.stack([self.resample(channel) for channel in image])
+
+                def preview(self, channel):
+                    return self.resample(channel).unsqueeze(0)  # this caller keeps the layout
+
+                def resample(self, channel):
+                    array = np.asarray(channel).transpose()
+                    return torch.as_tensor(np.ascontiguousarray(array))
+        """),
+        Invalid("""
+            import numpy as np
             import soundfile as sf
             import torch
 
@@ -585,6 +632,12 @@ class TransposedArrayFromNumpy(Rule):
         self._passed: Dict[Tuple[int, str], Set[Union[bool, Tuple[int, str]]]] = defaultdict(set)
         self._waiting: List[Tuple[Tuple[int, str], cst.Call, tuple]] = []  # from_numpy of a parameter
         self._functions: Dict[int, Scope] = {}  # id of a function's node -> its scope
+        # from_numpy calls whose tensor their function returns (id of the call -> id of the function's
+        # node), and whether each call of a function of the file joins its result into a new tensor
+        # (``transformed.append(self.resample(image))`` ... ``torch.stack(transformed)``)
+        self._returned: Dict[int, int] = {}
+        self._results_joined: Dict[int, List[Callable[[], bool]]] = defaultdict(list)
+        self._returned_reports: List[Tuple[int, cst.Call, tuple]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.ctx.qualname(node.func)
@@ -605,6 +658,9 @@ class TransposedArrayFromNumpy(Rule):
         waits_on = None if layout.kind == PERMUTED else self._parameter_key(layout.parameter)
         fix = contiguous_fix(self.ctx, args[0].value)
         stored = self._stored_value(node)
+        function = self.ctx.scope.function
+        if function.kind == "function" and self._returned_by(node, stored, function.node):
+            self._returned[id(node)] = id(function.node)
         if stored is None:
             self._report(node, fix, waits_on)
         else:
@@ -622,12 +678,14 @@ class TransposedArrayFromNumpy(Rule):
         """What a call of one of the file's functions passes: a permuted array, or a parameter
         of the calling function (whose own callers then decide)."""
         func = call.func
-        if not call.args or not isinstance(func, (cst.Name, cst.Attribute)) or self.ctx.in_test_case():
+        if not isinstance(func, (cst.Name, cst.Attribute)) or self.ctx.in_test_case():
             return
         function = self.ctx.function_here(func)
         if function is None:
-            self._note_arguments_elsewhere(call)
+            if call.args:
+                self._note_arguments_elsewhere(call)
             return
+        self._results_joined[id(function)].append(self._result_joined(call))
         for parameter, value in arguments_by_parameter(call, function).items():
             layout = arriving_layout(self.ctx, value)
             if layout.kind == PERMUTED:
@@ -687,13 +745,48 @@ class TransposedArrayFromNumpy(Rule):
                 return False
         return False
 
+    def _returned_by(self, call: cst.Call, stored: Optional[Tuple[str, cst.CSTNode]], function: cst.CSTNode) -> bool:
+        """Does ``function`` return the tensor ``call`` makes, directly or through the name it is stored in?"""
+        if stored is None:
+            return isinstance(self.ctx.parent, cst.Return)
+        return any(isinstance(node, cst.Return) and is_name(node.value, stored[0]) for node in descendants(function))
+
+    def _result_joined(self, call: cst.Call) -> Callable[[], bool]:
+        """Is the result of ``call`` joined into a new tensor: an element of ``torch.stack([...])``, or
+        appended to a list the calling function joins, itself or through the name it is stored in
+        (``t = self.resample(image)``, ``transformed.append(t)`` ... ``torch.stack(transformed)``)?
+        Asked once the file is walked, for the few functions that return a permuted tensor."""
+        if self._joined(call, len(self.ctx.ancestors) - 1):
+            return lambda: True
+        parent = self.ctx.parent
+        stored = assigned_name(parent, call) if isinstance(parent, cst.Assign) else None
+        return functools.partial(self._collected_for_join, call, stored, self.ctx.scope.function.node)
+
+    def _collected_for_join(self, call: cst.Call, stored: Optional[str], function: cst.CSTNode) -> bool:
+        appends = [
+            node for node in descendants(function)
+            if method_call(node, "append") is not None and isinstance(node.func.value, cst.Name) and len(node.args) == 1
+            and (node.args[0].value is call or stored is not None and is_name(node.args[0].value, stored))
+        ]
+        joined = {
+            node.args[0].value.value for node in descendants(function)
+            if isinstance(node, cst.Call) and node.args and isinstance(node.args[0].value, cst.Name)
+            and (self.ctx.qualname(node.func) or "") in _JOINS
+        }
+        return bool(appends) and all(append.func.value.value in joined for append in appends)
+
     def _report(self, call: cst.Call, fix: tuple, waits_on: Optional[Tuple[int, str]]) -> None:
-        if waits_on is None:
-            converter = dotted_name(call.func)
-            message = self.message.replace("torch.from_numpy", converter) if converter != "torch.from_numpy" else None
-            self.report(call, message, replacements=fix)
-        else:
+        if waits_on is not None:
             self._waiting.append((waits_on, call, fix))
+        elif id(call) in self._returned:  # decided once every call of its function is seen
+            self._returned_reports.append((self._returned[id(call)], call, fix))
+        else:
+            self._emit(call, fix)
+
+    def _emit(self, call: cst.Call, fix: tuple) -> None:
+        converter = dotted_name(call.func)
+        message = self.message.replace("torch.from_numpy", converter) if converter != "torch.from_numpy" else None
+        self.report(call, message, replacements=fix)
 
     def _permuted_parameters(self) -> Set[Tuple[int, str]]:
         """The parameters some call passes a permuted array to, directly or handed on."""
@@ -730,6 +823,10 @@ class TransposedArrayFromNumpy(Rule):
         for waits_on, call, fix in self._waiting:
             if waits_on in permuted or self._passed_elsewhere(waits_on):
                 self.report(call, replacements=fix)
+        for function, call, fix in self._returned_reports:
+            joined = self._results_joined.get(function)
+            if not (joined and all(check() for check in joined)):  # not when every caller stacks what it returns
+                self._emit(call, fix)
 
     def _report_stored(self, stored: _Stored) -> None:
         call, _, fix, _, waits_on = stored
