@@ -995,3 +995,39 @@ def test_a_method_of_another_module_that_steps_without_waiting_is_gpu_work_for_a
     paths = write(tmp_path, {"pkg/__init__.py": "", "pkg/trainer.py": STEPPING_TRAINER, "pkg/train.py": TIMED_UPDATES})
     assert found(paths) == [("train.py", 9, "TL601")]
     assert found([p for p in paths if p.endswith("train.py")]) == []  # alone it cannot know
+
+
+def test_a_function_of_another_module_that_empties_the_cache_is_reported_where_a_loop_calls_it(tmp_path):
+    paths = write(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/helpers.py": """
+            import torch
+
+
+            def empty_cache(device):
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+
+
+            def load(path):
+                return torch.load(path)
+        """,
+        "pkg/predict.py": """
+            import torch
+            from pkg.helpers import empty_cache, load
+
+
+            class Predictor:
+                def predict_cases(self, cases):
+                    for case in cases:
+                        out = self.network(load(case).to(self.device))
+                        torch.save(out.cpu(), case + ".out")
+                        empty_cache(self.device)
+
+                def finish(self):
+                    empty_cache(self.device)  # once
+        """,
+    })
+    assert [f for f in found(paths) if f[2] == "TL204"] == [("predict.py", 11, "TL204")]
+    assert [f for f in found([paths[2]]) if f[2] == "TL204"] == []  # alone, the caller cannot know what the helper does
+

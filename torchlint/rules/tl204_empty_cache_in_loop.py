@@ -14,6 +14,7 @@ from torchlint.syntax import dotted_name
 from torchlint.walker import direct_nodes
 
 _EMPTY_CACHE = frozenset({"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache"})
+_EMPTIES_CACHE = "@empties_cache"  # the key a module-level function that empties the cache is offered by
 # Callback methods that run once per iteration (`after_train_iter`, `on_train_batch_end`,
 # `_after_iter`, `on_step_end`), not per epoch.
 _PER_STEP_HOOK = re.compile(
@@ -40,7 +41,8 @@ class EmptyCacheInLoop(Rule):
         "their helpers, in a training step (`training_step`, the body of a loop that calls `.backward()` or "
         "`optimizer.step()`), in a loop over batches (a DataLoader, a dataset, batch-sized chunks) or one "
         "that runs a model, in a per-iteration callback (`after_train_iter`, `on_train_batch_end`), and in "
-        "functions called from any of those. Once after loading, between phases or epochs, in an `except` "
+        "functions called from any of those; a call of another module's function that empties it (a "
+        "`def empty_cache(device):` wrapper that picks the backend) is reported at the call. Once after loading, between phases or epochs, in an `except` "
         "handler (out-of-memory recovery) and in test modules it is left alone."
     )
     why = (
@@ -239,16 +241,25 @@ class EmptyCacheInLoop(Rule):
     def __init__(self, ctx, sink) -> None:
         super().__init__(ctx, sink)
         self._calls: List[Tuple[cst.Call, Scope]] = []
+        self._wrapper_calls: List[Tuple[cst.Call, Scope, str]] = []  # calls of other modules' functions
 
     def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        if ctx.qualname(node.func) not in _EMPTY_CACHE or ctx.is_test_module:
+        if ctx.is_test_module or ctx.scope.function.name.startswith("test_"):
             return
-        if ctx.scope.function.name.startswith("test_"):
-            return
+        empties = ctx.qualname(node.func) in _EMPTY_CACHE
+        callee = None if empties else ctx.project_callee(node.func)
         # Reported once hot paths are settled, after the walk: the export check must be made now.
-        if not (ctx.in_rare_path() or ctx.in_definition() or ctx.in_export_branch() or self._in_lazy_set_up()):
-            self._calls.append((node, ctx.scope))
+        if not (empties or callee) or ctx.in_rare_path() or ctx.in_definition() or ctx.in_export_branch() \
+                or self._in_lazy_set_up():
+            return
+        if callee is not None:
+            self._wrapper_calls.append((node, ctx.scope, callee))
+            return
+        self._calls.append((node, ctx.scope))
+        key = ctx.function_key(ctx.scope.function)
+        if key is not None:
+            ctx.offer(f"{key}{_EMPTIES_CACHE}", "yes")
 
     def _in_lazy_set_up(self) -> bool:
         """Under ``if self.engine is None:``: set-up done on the first call only."""
@@ -262,6 +273,10 @@ class EmptyCacheInLoop(Rule):
         for call, scope in self._calls:  # hot paths are settled now
             if self._per_step(scope, set()):
                 self.report(call)
+        for call, scope, callee in self._wrapper_calls:
+            if self._per_step(scope, set()) and self.ctx.need(f"{callee}{_EMPTIES_CACHE}") == "yes":
+                wrapper = f"`{dotted_name(call.func)}(...)`, which calls `torch.cuda.empty_cache()`,"
+                self.report(call, self.message.replace("`torch.cuda.empty_cache()`", wrapper, 1))
 
     def _per_step(self, scope: Scope, seen: Set[Scope]) -> bool:
         """Does code in ``scope`` run once per step or per item: hot code, a per-batch loop, a
