@@ -74,7 +74,8 @@ class HostSyncInHotPath(Rule):
         "`multi_apply(self._targets_single, ...)`) every one is reported, also `.item()` and `if x.any():` / "
         "`x.all()`, or `x.sum() == 0`, on a value whose kind the file cannot tell (there they are a "
         "tensor's; elsewhere, where it is computed from parameters that the function's callers pass "
-        "tensors for: `if cosine_sim.max() < delta:` of `cosine_sim = self._cosine(grad, p.data)`). In step code (`training_step` and its "
+        "tensors for: `if cosine_sim.max() < delta:` of `cosine_sim = self._cosine(grad, p.data)`, "
+        "`self._rms(grad).item()`). In step code (`training_step` and its "
         "family, training-loop bodies, a callback's per-batch hooks such as `on_train_batch_end`, an optimizer's `step`) only "
         "those that run once per element are reported: inside "
         "a loop or comprehension nested in the step (also a `for task in range(meta_batch_size)` loop that "
@@ -876,6 +877,23 @@ class HostSyncInHotPath(Rule):
         Invalid("""
             import torch
 
+            class Adafactor(torch.optim.Optimizer):
+                def _rms(self, x):
+                    return x.pow(2).mean().sqrt()
+
+                def _scale(self, grad, lr):
+                    return lr / self._rms(grad).item()  # expect: TL201
+
+                def step(self, closure=None):
+                    for group in self.param_groups:
+                        for p in group["params"]:  # once per parameter
+                            grad = p.grad.data
+                            grad.clamp_(-1, 1)
+                            p.data.add_(grad, alpha=-self._scale(grad, group["lr"]))
+        """),
+        Invalid("""
+            import torch
+
             class SGDP(torch.optim.Optimizer):
                 @staticmethod
                 def _cosine_similarity(x, y, eps):
@@ -1405,7 +1423,10 @@ class HostSyncInHotPath(Rule):
                 # `.item()` of a value of unknown kind: in model code (forward, a loss) it is a
                 # tensor's; elsewhere it may as well be a numpy scalar's
                 what = "`.to(cpu)`" if method.attr.value == "to" else f"`.{method.attr.value}()`"
-                self._flag(node, what, tensor_passed, model_code_only=unknown_item or self._packed_in_dict(node))
+                self._flag(
+                    node, what, tensor_passed, model_code_only=unknown_item or self._packed_in_dict(node),
+                    elsewhere=self._computed_from_passed_tensors(method.value) if unknown_item else None,
+                )
             return
         name = self.ctx.qualname(node.func)
         args = positional(node)
