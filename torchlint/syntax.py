@@ -69,6 +69,11 @@ def literal_value(node: cst.BaseExpression):
     return NOT_LITERAL
 
 
+def comparison_operands(node: cst.Comparison) -> List[cst.BaseExpression]:
+    """Every operand of a comparison: ``a``, ``b`` and ``c`` of ``a < b <= c``."""
+    return [node.left, *(target.comparator for target in node.comparisons)]
+
+
 def target_names(target: cst.BaseExpression) -> Iterator[str]:
     """The plain names an assignment or loop target binds (``a``, ``a, (b, c)``; not ``*rest``)."""
     if isinstance(target, cst.Name):

@@ -36,7 +36,7 @@ from torchlint.context.tensors import (
     shape_source,
 )
 from torchlint.project import Elsewhere, ProjectFacts
-from torchlint.syntax import COMPREHENSIONS, dotted_name, is_name, method_call, target_names
+from torchlint.syntax import COMPREHENSIONS, comparison_operands, dotted_name, is_name, method_call, target_names
 from torchlint.walker import descendants
 
 if TYPE_CHECKING:
@@ -488,8 +488,7 @@ class FileContext:
             value = self.value_of(node.value)
             return value is not None and value is not node and self.surely_tensor(value, depth + 1)
         if isinstance(node, cst.Comparison):
-            operands = [node.left, *(target.comparator for target in node.comparisons)]
-            return any(self.surely_tensor(operand, depth) for operand in operands)
+            return any(self.surely_tensor(operand, depth) for operand in comparison_operands(node))
         if isinstance(node, cst.BinaryOperation):
             return self.surely_tensor(node.left, depth) or self.surely_tensor(node.right, depth)
         if isinstance(node, cst.UnaryOperation):

@@ -17,7 +17,7 @@ import libcst as cst
 from torchlint.context.factories import (
     DATA_FACTORIES, LEGACY_CONSTRUCTORS, VARIABLE, data_argument, factory_name, passes,
 )
-from torchlint.syntax import dotted_name, is_docstring, keyword, method_call
+from torchlint.syntax import comparison_operands, dotted_name, is_docstring, keyword, method_call
 
 TENSOR = "tensor"
 HOST = "host"
@@ -498,7 +498,7 @@ IDENTITY_OPS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 def _comparison_kind(inference: TensorInference, node: cst.Comparison) -> Optional[str]:
     if any(isinstance(target.operator, IDENTITY_OPS) for target in node.comparisons):
         return NOT  # `x is None`, `k in d`: plain Python booleans
-    operands = [node.left, *(target.comparator for target in node.comparisons)]
+    operands = comparison_operands(node)
     if any(isinstance(operand, cst.BaseString) for operand in operands):
         return NOT  # `mode == "train"`: no tensor is compared with a string
     result = None

@@ -13,7 +13,7 @@ from torchlint.context.devices import host_arguments, waiting_copy_to_host
 from torchlint.context.scopes import Scope, in_model_code, walks_entries
 from torchlint.context.tensors import HOST_READ_BUILTINS, host_read
 from torchlint.rules.base import Invalid, Rule, Valid
-from torchlint.syntax import COMPREHENSIONS, assigned_name, is_name, method_call, positional
+from torchlint.syntax import COMPREHENSIONS, assigned_name, comparison_operands, is_name, method_call, positional
 from torchlint.walker import descendants
 
 
@@ -1772,12 +1772,13 @@ def _parameters_behind(ctx, node: Optional[cst.BaseExpression], function: Scope,
     methods, arithmetic and the calls of helpers given them (``self._cosine(grad, p.data)``)."""
     while node is not None and depth < 4:
         if isinstance(node, cst.Comparison):
-            return set().union(*(_parameters_behind(ctx, side, function, depth + 1) for side in _sides(node)))
+            return set().union(*(_parameters_behind(ctx, side, function, depth + 1) for side in comparison_operands(node)))
         if isinstance(node, cst.BinaryOperation):
             return _parameters_behind(ctx, node.left, function, depth + 1) | _parameters_behind(
                 ctx, node.right, function, depth + 1
             )
-        if isinstance(node, cst.Call) and (isinstance(node.func, cst.Name) or is_name(getattr(node.func, "value", None), "self")):
+        func = node.func if isinstance(node, cst.Call) else None
+        if isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and is_name(func.value, "self"):
             return set().union(*(_parameters_behind(ctx, arg.value, function, depth + 1) for arg in node.args))
         if isinstance(node, cst.Name):
             value = ctx.value_of(node.value)
@@ -1791,7 +1792,3 @@ def _parameters_behind(ctx, node: Optional[cst.BaseExpression], function: Scope,
         else:
             break
     return set()
-
-
-def _sides(comparison: cst.Comparison) -> Iterable[cst.BaseExpression]:
-    return (comparison.left, *(target.comparator for target in comparison.comparisons))

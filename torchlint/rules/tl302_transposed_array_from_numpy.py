@@ -763,15 +763,15 @@ class TransposedArrayFromNumpy(Rule):
         return functools.partial(self._collected_for_join, call, stored, self.ctx.scope.function.node)
 
     def _collected_for_join(self, call: cst.Call, stored: Optional[str], function: cst.CSTNode) -> bool:
+        calls = [node for node in descendants(function) if isinstance(node, cst.Call)]
         appends = [
-            node for node in descendants(function)
+            node for node in calls
             if method_call(node, "append") is not None and isinstance(node.func.value, cst.Name) and len(node.args) == 1
             and (node.args[0].value is call or stored is not None and is_name(node.args[0].value, stored))
         ]
         joined = {
-            node.args[0].value.value for node in descendants(function)
-            if isinstance(node, cst.Call) and node.args and isinstance(node.args[0].value, cst.Name)
-            and (self.ctx.qualname(node.func) or "") in _JOINS
+            node.args[0].value.value for node in calls
+            if node.args and isinstance(node.args[0].value, cst.Name) and (self.ctx.qualname(node.func) or "") in _JOINS
         }
         return bool(appends) and all(append.func.value.value in joined for append in appends)
 
